@@ -1,0 +1,28 @@
+# mallvi — two commands do everything: `make demo` and `make test`.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.mallvi-setup-done
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test lint bench-figures clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup_system.sh scripts/setup_python.sh
+	bash scripts/setup_system.sh
+	bash scripts/setup_python.sh
+	touch $@
+
+demo: setup
+	$(BIN)/mallvi demo
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check mallvi tests scripts
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache

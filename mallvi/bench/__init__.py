@@ -1,0 +1,1 @@
+"""ST-BiBench through the mallvi graph: tasks, tiers, agents, runner and report."""

@@ -1,0 +1,1 @@
+"""mallvi.bench.tasks."""

@@ -1,0 +1,1 @@
+"""The MALLVi agent graph: state, runtime context, nodes, routing and backends."""

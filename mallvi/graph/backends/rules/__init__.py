@@ -1,0 +1,1 @@
+"""mallvi.graph.backends.rules."""

@@ -1,0 +1,1 @@
+"""Run traces (schema, writer, reader, graph capture) and the Dash trace viewer."""

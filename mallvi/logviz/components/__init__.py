@@ -1,0 +1,1 @@
+"""mallvi.logviz.components."""

@@ -1,0 +1,1 @@
+"""Perception: detectors, fusion, segmentation, grasp points, projection and the scene graph."""

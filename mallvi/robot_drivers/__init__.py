@@ -1,0 +1,1 @@
+"""Arm and camera drivers (sim and real) behind one contract, and the safety guard in front of them."""

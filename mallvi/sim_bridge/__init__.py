@@ -1,0 +1,1 @@
+"""The SAPIEN dual-arm tabletop: world, embodiment, objects, planners and skills."""
