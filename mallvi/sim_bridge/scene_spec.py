@@ -1,0 +1,96 @@
+"""The contract between scene definitions and the simulated world.
+
+A *scene* is a pure function of ``(name, seed)``: ``SceneSpec.build`` receives a SAPIEN scene whose table, arms,
+lights and cameras already exist, a seeded random generator and the table-top height, and adds the scene's
+objects. ``SimWorld`` (world.py) owns everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sapien
+
+from mallvi.robot_drivers.base import ObjectInfo, Pose
+
+
+@dataclass
+class SimObject:
+    """One simulated object: its SAPIEN entity plus what agents and skills need to know about it.
+
+    Attributes:
+        name: unique id in the scene, e.g. "red_block" (also the name skills accept).
+        label: category, e.g. "block", "bowl", "mug".
+        entity: the SAPIEN entity (dynamic or static).
+        size_m: axis-aligned extent of the object in its own frame (x, y, z), metres.
+        color: a colour word ("red", ...) or None.
+        local_points: named functional/contact points in the object frame ("top", "bottom", "handle", ...).
+            Indexed points follow the benchmark: "fp0" = bottom centre, "fp1" = top centre (z pointing down)
+            for boxes; "cp0".."cpN" = contact (grasp) points.
+        category: the grasp category of MALLVi A.8: "block", "round", "rimmed" or "irregular".
+    """
+
+    name: str
+    label: str
+    entity: sapien.Entity
+    size_m: tuple[float, float, float]
+    color: str | None = None
+    local_points: dict[str, sapien.Pose] = field(default_factory=dict)
+    category: str = "block"
+
+    @property
+    def pose(self) -> sapien.Pose:
+        return self.entity.get_pose()
+
+    def point_world(self, point: str) -> sapien.Pose:
+        """A named point's pose in the world frame; KeyError names the points that exist."""
+        if point not in self.local_points:
+            raise KeyError(f"{self.name} has no point {point!r}; it has {sorted(self.local_points)}")
+        return self.entity.get_pose() * self.local_points[point]
+
+    def info(self) -> ObjectInfo:
+        """Simulator truth for this object, in the world frame."""
+        p = self.entity.get_pose()
+        points = {}
+        for key, local in self.local_points.items():
+            w = p * local
+            points[key] = Pose.from_arrays(w.p, w.q)
+        return ObjectInfo(
+            name=self.name,
+            label=self.label,
+            pose=Pose.from_arrays(p.p, p.q),
+            size_m=self.size_m,
+            color=self.color,
+            points=points,
+        )
+
+
+@dataclass
+class SceneContents:
+    """What a scene builder added: its objects, the default instruction and free-form metadata for tasks."""
+
+    objects: dict[str, SimObject]
+    instruction: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+SceneBuilder = Callable[[sapien.Scene, np.random.Generator, float], SceneContents]
+
+
+@dataclass(frozen=True)
+class SceneSpec:
+    """A registered scene: its name, the arm spacing it asks for, and the builder that adds its objects.
+
+    ``build(scene, rng, table_top_z)`` must draw every random choice from ``rng`` so that a scene is a
+    pure function of (name, seed).
+    """
+
+    name: str
+    build: SceneBuilder
+    arm_spacing_m: float = 0.7
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
