@@ -43,9 +43,11 @@ class UnknownObjectError(KeyError):
 def parse_arm(value: str) -> ArmSide:
     """Validate an arm tag ("left"/"right"); raises ValueError with a clear message otherwise."""
     v = value.strip().lower()
-    if v not in ARM_SIDES:
-        raise ValueError(f"arm must be 'left' or 'right', got {value!r}")
-    return v  # type: ignore[return-value]
+    if v == "left":
+        return "left"
+    if v == "right":
+        return "right"
+    raise ValueError(f"arm must be 'left' or 'right', got {value!r}")
 
 
 @dataclass(frozen=True)
