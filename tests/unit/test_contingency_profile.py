@@ -44,7 +44,7 @@ def test_custom_level_and_clear_errors() -> None:
         parse_contingency("extreme")
     with pytest.raises(ContingencySpecError, match="unknown fault kind 'teleport'"):
         parse_contingency("teleport=0.5")
-    with pytest.raises(ContingencySpecError, match="within 0..1"):
+    with pytest.raises(ContingencySpecError, match=r"within 0\.\.1"):
         parse_contingency("grasp_slip=1.5")
     with pytest.raises(ContingencySpecError, match="must not exceed 1"):
         parse_contingency("grasp_slip=0.6,grasp_miss=0.6")
