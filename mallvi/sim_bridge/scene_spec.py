@@ -17,6 +17,10 @@ import sapien
 from mallvi.robot_drivers.base import ObjectInfo, Pose
 
 
+class SceneSetupError(RuntimeError):
+    """A scene cannot be set up for this seed (e.g. its objects cannot be placed); the benchmark skips the seed."""
+
+
 @dataclass
 class SimObject:
     """One simulated object: its SAPIEN entity plus what agents and skills need to know about it.
@@ -44,6 +48,11 @@ class SimObject:
     @property
     def pose(self) -> sapien.Pose:
         return self.entity.get_pose()
+
+    @property
+    def seg_id(self) -> int:
+        """The id this object has in the actor-level segmentation channel (``seg[..., 1]`` of SAPIEN 3 cameras)."""
+        return int(self.entity.per_scene_id)
 
     def point_world(self, point: str) -> sapien.Pose:
         """A named point's pose in the world frame; KeyError names the points that exist."""
