@@ -13,6 +13,7 @@ describes them for people.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -25,31 +26,50 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+log = logging.getLogger(__name__)
+
 SCHEMA_VERSION = 1
 
 #: kind -> the fields that event carries besides the common ones.
 EVENT_KINDS: Mapping[str, tuple[str, ...]] = {
     "run_start": ("instruction", "task", "seed", "config"),
     "run_end": ("status", "success", "graph_success", "wall_s", "failure_report"),
-    "node_start": ("node", "attempt", "subtask_index", "inputs"),
-    "node_end": ("node", "attempt", "subtask_index", "duration_s", "outcome", "outputs", "artifacts"),
-    "llm_call": ("node", "model", "prompt", "response", "latency_s", "tokens_in", "tokens_out", "error"),
-    "verdict": ("subtask_index", "verdict", "failure_category", "blamed_agent", "explanation", "route_to"),
+    "node_start": ("node", "attempt", "subtask_index", "inputs", "span", "step", "run_count"),
+    "node_end": (
+        "node",
+        "attempt",
+        "subtask_index",
+        "duration_s",
+        "outcome",
+        "outputs",
+        "artifacts",
+        "span",
+        "route",
+        "error",
+    ),
+    "llm_call": ("node", "model", "prompt", "response", "latency_s", "tokens_in", "tokens_out", "error", "span"),
+    "verdict": ("subtask_index", "verdict", "failure_category", "blamed_agent", "explanation", "route_to", "node"),
     "actor_command": ("arm", "skill", "args", "ok", "message"),
     "safety_refusal": ("arm", "command", "reason"),
     "fault_injected": ("skill", "fault", "detail"),
     "error": ("where", "message"),
     "artifact": ("name", "path", "node", "meta"),
+    "scene_graph": ("node", "objects", "relations"),
 }
 
 _SECRET_PATTERNS = [re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")]
+#: string values under keys like these are replaced whatever they look like
+_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|authorization|access[_-]?token|auth[_-]?token)")
+#: environment variables whose values are redacted when set
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "MALLVI_API_KEY")
 
 
 class TraceWriter:
     """Appends events to ``DIR/events.jsonl`` and images to ``DIR/artifacts``; thread-safe.
 
-    Secrets (``secrets`` given here, ``OPENAI_API_KEY`` from the environment and anything shaped like an
-    API key) are replaced by ``***`` before an event is written.
+    Secrets (``secrets`` given here, ``OPENAI_API_KEY``/``MALLVI_API_KEY`` from the environment, anything shaped
+    like an API key or bearer token, and string values under keys such as ``api_key`` or ``password``) are
+    replaced by ``***`` before an event is written.
     """
 
     def __init__(self, directory: str | Path, run_id: str | None = None, secrets: list[str] | None = None):
@@ -59,9 +79,10 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._seq = 0
         self._secrets = [s for s in (secrets or []) if s]
-        env_key = os.environ.get("OPENAI_API_KEY")
-        if env_key:
-            self._secrets.append(env_key)
+        for var in SECRET_ENV_VARS:
+            value = os.environ.get(var)
+            if value:
+                self._secrets.append(value)
         self._fh = open(self.dir / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
 
     def emit(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -70,7 +91,7 @@ class TraceWriter:
             raise ValueError(f"unknown trace event kind {kind!r}")
         with self._lock:
             event = {"v": SCHEMA_VERSION, "seq": self._seq, "t": time.time(), "run_id": self.run_id, "kind": kind}
-            event.update(fields)
+            event.update(_mask_secret_fields(fields))
             line = self._redact(json.dumps(event, default=_jsonable, ensure_ascii=False))
             self._fh.write(line + "\n")
             self._fh.flush()
@@ -107,6 +128,17 @@ class TraceWriter:
         return text
 
 
+def _mask_secret_fields(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            k: ("***" if isinstance(v, str) and v and _SECRET_KEY.search(str(k)) else _mask_secret_fields(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_mask_secret_fields(v) for v in value]
+    return value
+
+
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
@@ -125,13 +157,30 @@ def read_events(directory: str | Path) -> list[dict[str, Any]]:
 
 
 def iter_events(directory: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield the complete events of ``DIR/events.jsonl`` in order; unreadable lines are logged and skipped."""
     path = Path(directory) / "events.jsonl"
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
             if not line.endswith("\n"):
                 break  # the writer was killed mid-line
-            line = line.strip()
-            if line:
-                yield json.loads(line)
+            event = parse_event_line(line, f"{path}:{lineno}")
+            if event is not None:
+                yield event
+
+
+def parse_event_line(line: str, where: str = "") -> dict[str, Any] | None:
+    """One JSON-lines event, or None for a blank or corrupt line (logged)."""
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as e:
+        log.warning("skipping a corrupt trace line %s: %s", where, e)
+        return None
+    if not isinstance(event, dict) or "kind" not in event:
+        log.warning("skipping a trace line without a kind %s", where)
+        return None
+    return event
