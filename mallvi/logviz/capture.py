@@ -95,7 +95,7 @@ def find_verdict(outputs: Any) -> dict[str, Any] | None:
         candidates.append(value)
     for candidate in candidates:
         found = _as_mapping(candidate)
-        if "verdict" not in found or isinstance(found["verdict"], Mapping):
+        if not isinstance(found.get("verdict"), str | bool):  # e.g. {"verdict": Verdict(...)}: look one level down
             continue
         verdict: dict[str, Any] = {"verdict": summarize(found["verdict"], max_str=200)}
         for name, aliases in _VERDICT_ALIASES.items():

@@ -81,3 +81,16 @@ def test_attempt_and_subtask_lookups_tolerate_field_names() -> None:
         "explanation": "wrong cube",
     }
     assert find_verdict({"answers": ["a"]}) is None
+
+
+def test_verdict_found_inside_a_pydantic_model() -> None:
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        verdict: str
+        blamed_agent: str | None = None
+        failure_category: str | None = None
+        explanation: str = ""
+
+    found = find_verdict({"verdict": Verdict(verdict="failure", blamed_agent="actor", explanation="dropped")})
+    assert found is not None and found["verdict"] == "failure" and found["blamed_agent"] == "actor"
