@@ -1,0 +1,88 @@
+"""HSV colour masks for named colours (OpenCV hue 0..179; red wraps around 0).
+
+Thresholds are chosen for saturated toy-block colours under varying light: chromatic colours need a minimum
+saturation and value; black is low value; white is low saturation and high value. A per-image value
+normalisation (scaling so that the 99th percentile of V is 255) makes the masks tolerant to exposure changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.perception.vocab import COLORS
+
+
+@dataclass(frozen=True)
+class HsvRange:
+    """Hue intervals (inclusive, OpenCV units) plus saturation/value bounds."""
+
+    hues: tuple[tuple[int, int], ...]
+    s_min: int = 90
+    s_max: int = 255
+    v_min: int = 50
+    v_max: int = 255
+
+
+HSV_RANGES: dict[str, HsvRange] = {
+    "red": HsvRange(hues=((0, 7), (168, 179))),
+    "orange": HsvRange(hues=((8, 18),), s_min=150, v_min=120),
+    "yellow": HsvRange(hues=((19, 34),), s_min=110, v_min=90),
+    "green": HsvRange(hues=((38, 88),), s_min=80, v_min=40),
+    "blue": HsvRange(hues=((95, 130),), s_min=90, v_min=40),
+    "purple": HsvRange(hues=((131, 152),), s_min=70, v_min=40),
+    "pink": HsvRange(hues=((153, 167),), s_min=60, v_min=120),
+    "black": HsvRange(hues=((0, 179),), s_min=0, s_max=255, v_min=0, v_max=55),
+    "white": HsvRange(hues=((0, 179),), s_min=0, s_max=40, v_min=200, v_max=255),
+}
+
+
+def to_hsv(rgb: NDArray[np.uint8], normalise: bool = True) -> NDArray[np.uint8]:
+    """HSV of an RGB image, with V stretched so its 99th percentile is 255 (exposure tolerance)."""
+    hsv: NDArray[np.uint8] = np.asarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2HSV), dtype=np.uint8)
+    if normalise:
+        p99 = float(np.percentile(hsv[..., 2], 99))
+        if 40.0 < p99 < 250.0:
+            v = np.clip(hsv[..., 2].astype(np.float32) * (255.0 / p99), 0, 255).astype(np.uint8)
+            hsv = hsv.copy()
+            hsv[..., 2] = v
+    return hsv
+
+
+def color_mask(hsv: NDArray[np.uint8], color: str) -> NDArray[np.bool_]:
+    """Pixels of ``hsv`` that have the named colour."""
+    r = HSV_RANGES[color]
+    h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
+    sv = (s >= r.s_min) & (s <= r.s_max) & (v >= r.v_min) & (v <= r.v_max)
+    hue = np.zeros(h.shape, dtype=bool)
+    for lo, hi in r.hues:
+        hue |= (h >= lo) & (h <= hi)
+    return np.asarray(sv & hue, dtype=bool)
+
+
+def clean(mask: NDArray[np.bool_], open_px: int = 1, close_px: int = 2) -> NDArray[np.bool_]:
+    """Morphological opening (drops speckle) then closing (fills seams between faces)."""
+    m: NDArray[Any] = mask.astype(np.uint8)
+    if open_px > 0:
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2 * open_px + 1,) * 2, np.uint8))
+    if close_px > 0:
+        m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((2 * close_px + 1,) * 2, np.uint8))
+    return m.astype(bool)
+
+
+def dominant_color(rgb: NDArray[np.uint8], mask: NDArray[np.bool_]) -> str | None:
+    """The colour word covering most of the mask's pixels (at least 30 %), or None."""
+    if not mask.any():
+        return None
+    hsv = to_hsv(rgb)
+    best, best_frac = None, 0.3
+    total = float(mask.sum())
+    for c in COLORS:
+        frac = float((color_mask(hsv, c) & mask).sum()) / total
+        if frac > best_frac:
+            best, best_frac = c, frac
+    return best

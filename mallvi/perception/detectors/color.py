@@ -1,0 +1,158 @@
+"""Weight-free colour/shape detector: HSV masks, morphology, contours and shape cues.
+
+Rejects what is not a table-top object: with depth, pixels must stand at least ``min_height_m`` above the
+support plane (so the table and shadows on it are ignored) and a component's 3D size must stay below
+``max_size_m`` (robot links, walls). Shape: few polygon corners or a full minimum-area rectangle -> "block",
+a smooth round outline -> "round", else the colour alone ("object").
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.perception.color_masks import clean, color_mask, to_hsv
+from mallvi.perception.observation import Observation
+from mallvi.perception.projection import support_z
+from mallvi.perception.types import Detection
+from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ColorDetectorConfig:
+    """Thresholds of the colour detector (pixels, metres)."""
+
+    min_area_px: int = 60
+    max_area_frac: float = 0.25
+    min_height_m: float = 0.004
+    max_size_m: float = 0.30
+    open_px: int = 1
+    close_px: int = 2
+    grow_px: int = 4
+    min_raised_frac: float = 0.5
+    colors: tuple[str, ...] = COLORS
+
+
+def _world_z(obs: Observation) -> NDArray[np.float64] | None:
+    if not bool((obs.depth_m > 0).any()):
+        return None
+    h, w = obs.depth_m.shape
+    u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    Kinv = np.linalg.inv(obs.K)
+    r = obs.T_world_cam[2, :3] @ Kinv  # world z of a unit-depth ray, per pixel coordinate
+    return np.asarray(obs.depth_m * (r[0] * u + r[1] * v + r[2]) + obs.T_world_cam[2, 3], dtype=float)
+
+
+def _shape(contour: NDArray[Any], area: float) -> tuple[str, float]:
+    """Shape word and solidity of a contour."""
+    perimeter = max(cv2.arcLength(contour, True), 1e-6)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    rectangularity = area / max(rw * rh, 1e-6)
+    circularity = 4.0 * np.pi * area / perimeter**2
+    hull_area = max(cv2.contourArea(cv2.convexHull(contour)), 1e-6)
+    solidity = min(1.0, area / hull_area)
+    corners = len(cv2.approxPolyDP(contour, 0.04 * perimeter, True))
+    if corners <= 6 and solidity > 0.85:
+        return "block", solidity
+    if rectangularity >= 0.88:
+        return "block", solidity
+    if circularity >= 0.78 and solidity > 0.9:
+        return "round", solidity
+    return "object", solidity
+
+
+class ColorDetector:
+    """Finds coloured objects; queries select colours and shapes ("red block", "the blue cube", "green")."""
+
+    name = "color"
+
+    def __init__(self, config: ColorDetectorConfig | None = None) -> None:
+        self.config = config or ColorDetectorConfig()
+
+    def detect(self, obs: Observation, queries: list[str]) -> list[Detection]:
+        cfg = self.config
+        parsed = [parse_query(q) for q in queries]
+        wanted = {p.color for p in parsed if p.color} if parsed and all(p.color for p in parsed) else set(cfg.colors)
+        hsv = to_hsv(obs.rgb)
+        z = _world_z(obs)
+        table_z = support_z(obs) if z is not None else None
+        above: NDArray[np.bool_] | None = None
+        allowed = np.ones(obs.depth_m.shape, dtype=bool)
+        if z is not None and table_z is not None:
+            above = (z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)
+            # keep the lowest rows of side faces too: pixels a few px from a raised pixel
+            grow = 2 * cfg.grow_px + 1
+            allowed = cv2.dilate(above.astype(np.uint8), np.ones((grow, grow), np.uint8)).astype(bool)
+        max_area = cfg.max_area_frac * obs.height * obs.width
+        out: list[Detection] = []
+        for color in cfg.colors:
+            if color not in wanted:
+                continue
+            mask = clean(color_mask(hsv, color) & allowed, cfg.open_px, cfg.close_px)
+            n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+            for i in range(1, n):
+                area = float(stats[i, cv2.CC_STAT_AREA])
+                if area < cfg.min_area_px or area > max_area:
+                    continue
+                x, y, w, h = (int(stats[i, k]) for k in range(4))
+                comp = np.zeros(mask.shape, dtype=bool)
+                comp[y : y + h, x : x + w] = labels[y : y + h, x : x + w] == i
+                box_above = above[y : y + h, x : x + w][comp[y : y + h, x : x + w]] if above is not None else None
+                if box_above is not None and float(box_above.mean()) < cfg.min_raised_frac:
+                    continue  # lies on the table: a shadow or a patch of table
+                if z is not None and not self._plausible_size(comp, obs, z):
+                    continue
+                contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+                contour = max(contours, key=cv2.contourArea)
+                shape, solidity = _shape(contour, area)
+                score = 0.97 * float(np.clip((solidity - 0.5) / 0.45, 0.0, 1.0)) ** 0.5
+                score *= 1.0 - float(np.exp(-area / (3.0 * cfg.min_area_px)))
+                det = Detection(
+                    box_xyxy=(x, y, x + w, y + h), score=round(score, 4), label=phrase(color, shape),
+                    source=self.name, color=color, scores={self.name: score},
+                )
+                matched = _match(det, shape, parsed)
+                if isinstance(matched, ParsedQuery):
+                    out.append(_with_query(det, matched))
+                elif matched is None:
+                    out.append(det)
+        out.sort(key=lambda d: -d.score)
+        log.debug("color detector: %d detections for %s", len(out), queries)
+        return out
+
+    def _plausible_size(self, comp: NDArray[np.bool_], obs: Observation, z: NDArray[np.float64]) -> bool:
+        zs = z[comp & (obs.depth_m > 0)]
+        if zs.size < 5:
+            return True
+        lo, hi = np.percentile(zs, [2, 98])
+        if hi - lo > self.config.max_size_m:
+            return False
+        # footprint size from the box diagonal at the median depth
+        ys, xs = np.nonzero(comp)
+        d = float(np.median(obs.depth_m[comp & (obs.depth_m > 0)]))
+        span_px = float(np.hypot(xs.max() - xs.min(), ys.max() - ys.min()))
+        return span_px * d / float(obs.K[0, 0]) <= self.config.max_size_m * 1.5
+
+
+def _match(det: Detection, shape: str, parsed: list[ParsedQuery]) -> ParsedQuery | bool | None:
+    """None = no queries (keep), a ParsedQuery = the first one it answers, False = answers none."""
+    if not parsed:
+        return None
+    for p in parsed:
+        if p.color is not None and p.color != det.color:
+            continue
+        if p.label in ("block", "round") and shape in ("block", "round") and p.label != shape:
+            continue
+        return p
+    return False
+
+
+def _with_query(det: Detection, p: ParsedQuery) -> Detection:
+    return Detection(det.box_xyxy, det.score, det.label, det.source, det.color, det.scores, query=p.text)

@@ -1,0 +1,122 @@
+"""Segmenters: a detection box in, the object's boolean mask out (None when nothing is found).
+
+- SimMaskSegmenter: the simulator's segmentation (privileged).
+- ColorMaskSegmenter: the detection's colour inside its (slightly grown) box, largest component; falls back to
+  GrabCut for detections without a colour.
+- BoxGrabCutSegmenter: OpenCV GrabCut initialised from the box.
+- SamSegmenter (mallvi.perception.neural.sam): SAM with a box prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.perception.color_masks import clean, color_mask, to_hsv
+from mallvi.perception.observation import Observation
+from mallvi.perception.types import Detection
+
+Mask = NDArray[np.bool_]
+
+
+@runtime_checkable
+class Segmenter(Protocol):
+    """Turns a detection into a mask of the whole image."""
+
+    name: str
+
+    def segment(self, obs: Observation, detection: Detection) -> Mask | None: ...
+
+
+def box_slices(box_xyxy: tuple[float, float, float, float], shape: tuple[int, ...], grow_px: int = 0
+               ) -> tuple[slice, slice]:
+    """Row and column slices of a box grown by ``grow_px`` and clipped to the image."""
+    h, w = shape[:2]
+    x0 = max(0, int(np.floor(box_xyxy[0])) - grow_px)
+    y0 = max(0, int(np.floor(box_xyxy[1])) - grow_px)
+    x1 = min(w, int(np.ceil(box_xyxy[2])) + grow_px)
+    y1 = min(h, int(np.ceil(box_xyxy[3])) + grow_px)
+    return slice(y0, y1), slice(x0, x1)
+
+
+def largest_component(mask: Mask) -> Mask | None:
+    """The largest 8-connected component of ``mask``; None if empty."""
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    if n <= 1:
+        return None
+    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return np.asarray(labels == k, dtype=bool)
+
+
+class SimMaskSegmenter:
+    """The simulator mask of the detection's instance, or of the object id covering most of the box."""
+
+    name = "sim"
+
+    def segment(self, obs: Observation, detection: Detection) -> Mask | None:
+        if obs.seg is None:
+            return None
+        if detection.instance is not None:
+            mask = obs.mask_of(detection.instance)
+            if mask is not None:
+                return mask
+        rows, cols = box_slices(detection.box_xyxy, obs.seg.shape)
+        ids, counts = np.unique(obs.seg[rows, cols], return_counts=True)
+        best, best_count = None, 0
+        for i, c in zip(ids.tolist(), counts.tolist(), strict=True):
+            if i != 0 and i in obs.seg_names and c > best_count:
+                best, best_count = i, c
+        if best is None:
+            return None
+        return np.asarray(obs.seg == best, dtype=bool)
+
+
+class BoxGrabCutSegmenter:
+    """GrabCut initialised with the detection box (background = everything outside it)."""
+
+    name = "grabcut"
+
+    def __init__(self, iterations: int = 3, margin_px: int = 8) -> None:
+        self.iterations = iterations
+        self.margin_px = margin_px
+
+    def segment(self, obs: Observation, detection: Detection) -> Mask | None:
+        rows, cols = box_slices(detection.box_xyxy, obs.rgb.shape, self.margin_px)
+        crop = np.ascontiguousarray(obs.rgb[rows, cols][:, :, ::-1])
+        if crop.shape[0] < 4 or crop.shape[1] < 4:
+            return None
+        gc_mask = np.zeros(crop.shape[:2], np.uint8)
+        r_rows, r_cols = box_slices(detection.box_xyxy, obs.rgb.shape)
+        rect = (r_cols.start - cols.start, r_rows.start - rows.start,
+                max(1, r_cols.stop - r_cols.start), max(1, r_rows.stop - r_rows.start))
+        bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+        try:
+            cv2.grabCut(crop, gc_mask, rect, bgd, fgd, self.iterations, cv2.GC_INIT_WITH_RECT)
+        except cv2.error:
+            return None
+        fg = (gc_mask == cv2.GC_FGD) | (gc_mask == cv2.GC_PR_FGD)
+        full = np.zeros(obs.rgb.shape[:2], dtype=bool)
+        full[rows, cols] = fg
+        return largest_component(full)
+
+
+class ColorMaskSegmenter:
+    """Pixels of the detection's colour inside its box; GrabCut when the detection has no colour."""
+
+    name = "color"
+
+    def __init__(self, grow_px: int = 3, fallback: Segmenter | None = None) -> None:
+        self.grow_px = grow_px
+        self.fallback = fallback or BoxGrabCutSegmenter()
+
+    def segment(self, obs: Observation, detection: Detection) -> Mask | None:
+        if detection.color is None:
+            return self.fallback.segment(obs, detection)
+        rows, cols = box_slices(detection.box_xyxy, obs.rgb.shape, self.grow_px)
+        local = clean(color_mask(to_hsv(obs.rgb)[rows, cols], detection.color), open_px=1, close_px=2)
+        full = np.zeros(obs.rgb.shape[:2], dtype=bool)
+        full[rows, cols] = local
+        return largest_component(full)
