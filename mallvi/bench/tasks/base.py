@@ -1,0 +1,181 @@
+"""The task contract: scene, per-seed initialisation, success from simulator truth, prompt hints, limits."""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+import sapien
+from numpy.typing import NDArray
+
+from mallvi.bench.tiers import TierName
+from mallvi.robot_drivers.base import ArmSide, Pose, SkillAPI
+from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError, SceneSpec, SimObject
+
+#: A gripper counts as open above this normalised opening and as closed below CLOSED_BELOW (benchmark values).
+OPEN_ABOVE = 0.8
+CLOSED_BELOW = 0.2
+#: distance from the reported EE pose to the grasp centre along the approach axis (BENCHMARK.md)
+GRASP_DEPTH_M = 0.12
+
+
+class BenchWorld(Protocol):
+    """What tasks read from the simulated world (``SimWorld`` provides it)."""
+
+    @property
+    def objects(self) -> Mapping[str, SimObject]: ...
+
+    @property
+    def table_top_z(self) -> float: ...
+
+    @property
+    def skills(self) -> SkillAPI: ...
+
+    def gripper_opening(self, arm: ArmSide) -> float: ...
+
+    def ee_pose(self, arm: ArmSide) -> Pose:
+        """End-effector pose in the world frame (0.12 m behind the grasp centre, x = approach)."""
+        ...
+
+
+class BenchTask(ABC):
+    """One ST-BiBench task. Subclasses document Task Description / Randomizations / Success Conditions.
+
+    Class attributes carry the benchmark's limits: ``max_turns`` planner calls, ``chunk`` actions executed
+    per call, ``allocation_threshold_m`` for the arm-allocation check of ``grasp_actor`` (None = no check).
+    """
+
+    name: ClassVar[str]
+    tier: ClassVar[TierName]
+    instruction: ClassVar[str]
+    arm_spacing_m: ClassVar[float] = 0.7
+    max_turns: ClassVar[int] = 10
+    chunk: ClassVar[int] = 8
+    allocation_threshold_m: ClassVar[float | None] = 0.1
+    #: the name of a scene in the shared registry (mallvi.sim_bridge.scenes); None = ``build_scene`` here
+    shared_scene: ClassVar[str | None] = None
+
+    def scene_spec(self) -> SceneSpec:
+        """The scene this task runs in."""
+        if self.shared_scene is not None:
+            scenes = importlib.import_module("mallvi.sim_bridge.scenes")
+            spec = scenes.get_scene(self.shared_scene)
+            if not isinstance(spec, SceneSpec):
+                raise TypeError(f"scene registry returned {type(spec).__name__} for {self.shared_scene!r}")
+            return spec
+        return SceneSpec(
+            name=self.name,
+            build=self.build_scene,
+            arm_spacing_m=self.arm_spacing_m,
+            description=self.instruction,
+            tags=("st-bibench", self.tier),
+        )
+
+    def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
+        """Add this task's objects (every random choice from ``rng``); raise SceneSetupError if impossible."""
+        raise NotImplementedError(f"{self.name} uses the shared scene {self.shared_scene!r}")
+
+    @abstractmethod
+    def check_success(self, world: BenchWorld) -> bool:
+        """Whether the goal holds now, from simulator truth."""
+
+    def hints(self, world: BenchWorld) -> dict[str, Any]:
+        """Facts for the planner's prompt: object positions (live), plus task-specific targets."""
+        return {"objects": {n: _round(pos(world, n)) for n in sorted(world.objects)}}
+
+    def allocation_refusal(self, world: BenchWorld, actor: str, arm: ArmSide) -> str | None:
+        """The benchmark's refusal message if ``arm`` may not grasp ``actor`` (too far across), else None."""
+        t = self.allocation_threshold_m
+        if t is None or actor not in world.objects:
+            return None
+        x = float(pos(world, actor)[0])
+        if (arm == "left" and x > t) or (arm == "right" and x < -t):
+            return f"target {actor} is too far, {arm} arm can not finish this 'grasp' action! Please use another arm!"
+        return None
+
+
+def pos(world: BenchWorld, name: str) -> NDArray[np.float64]:
+    """An object's origin in the world frame (metres)."""
+    return np.asarray(world.objects[name].pose.p, dtype=float)
+
+
+def point(world: BenchWorld, name: str, point_name: str) -> NDArray[np.float64]:
+    """A named point of an object in the world frame (metres)."""
+    return np.asarray(world.objects[name].point_world(point_name).p, dtype=float)
+
+
+def grippers_open(world: BenchWorld, *arms: ArmSide) -> bool:
+    """True when every given arm's gripper (both if none given) is open (> 0.8)."""
+    sides: tuple[ArmSide, ...] = arms or ("left", "right")
+    return all(world.gripper_opening(a) > OPEN_ABOVE for a in sides)
+
+
+def grasp_center(world: BenchWorld, arm: ArmSide) -> NDArray[np.float64]:
+    """The point between an arm's fingertips in the world frame (EE pose + 0.12 m along its approach axis)."""
+    T = world.ee_pose(arm).as_matrix()
+    return np.asarray(T[:3, 3] + GRASP_DEPTH_M * T[:3, 0], dtype=float)
+
+
+def holds(world: BenchWorld, arm: ArmSide, name: str, tol_m: float = 0.05) -> bool:
+    """``arm`` is holding ``name``: its gripper is not open and its grasp centre is within ``tol_m`` of one of
+    the object's points (origin, centre or a contact point)."""
+    if world.gripper_opening(arm) > OPEN_ABOVE:
+        return False
+    obj = world.objects[name]
+    c = grasp_center(world, arm)
+    candidates = [np.asarray(obj.pose.p, dtype=float)] + [
+        np.asarray(obj.point_world(k).p, dtype=float) for k in obj.local_points if k != "fp0"
+    ]
+    return min(float(np.linalg.norm(c - p)) for p in candidates) < tol_m
+
+
+def upright(world: BenchWorld, name: str, max_tilt_rad: float = 0.35) -> bool:
+    """Whether an object's z axis is within ``max_tilt_rad`` of world up."""
+    _w, x, y, _z = (float(v) for v in world.objects[name].pose.q)
+    up_z = 1.0 - 2.0 * (x * x + y * y)  # the z component of the body z axis
+    return up_z > float(np.cos(max_tilt_rad))
+
+
+def place_apart(
+    rng: np.random.Generator,
+    ranges: list[tuple[tuple[float, float], tuple[float, float]]],
+    min_dist_m: float,
+    avoid_xy: list[tuple[float, float]] | None = None,
+    tries: int = 200,
+) -> list[tuple[float, float]]:
+    """Sample one xy per range, each at least ``min_dist_m`` from the others (and from ``avoid_xy``).
+
+    Raises SceneSetupError when ``tries`` attempts fail (the runner then skips the seed).
+    """
+    placed: list[tuple[float, float]] = []
+    fixed = list(avoid_xy or [])
+    for (x_lo, x_hi), (y_lo, y_hi) in ranges:
+        for _ in range(tries):
+            x, y = float(rng.uniform(x_lo, x_hi)), float(rng.uniform(y_lo, y_hi))
+            if all(np.hypot(x - px, y - py) >= min_dist_m for px, py in placed + fixed):
+                placed.append((x, y))
+                break
+        else:
+            raise SceneSetupError(f"no free spot in x {x_lo}..{x_hi}, y {y_lo}..{y_hi} after {tries} tries")
+    return placed
+
+
+def side_range(rng: np.random.Generator, lo: float, hi: float, side: str | None = None) -> tuple[float, float]:
+    """An x range on one side of the centre line: ``(lo, hi)`` on the right, mirrored on the left.
+
+    ``side`` None draws the side from ``rng``.
+    """
+    s = side if side is not None else ("left" if rng.random() < 0.5 else "right")
+    return (-hi, -lo) if s == "left" else (lo, hi)
+
+
+def yaw_pose(x: float, y: float, z: float, yaw_rad: float = 0.0) -> sapien.Pose:
+    """A pose at (x, y, z) rotated by ``yaw_rad`` about world z."""
+    return sapien.Pose(p=[x, y, z], q=[float(np.cos(yaw_rad / 2)), 0.0, 0.0, float(np.sin(yaw_rad / 2))])
+
+
+def _round(v: NDArray[np.float64]) -> list[float]:
+    return [round(float(c), 4) for c in v]

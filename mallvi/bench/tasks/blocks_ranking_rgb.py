@@ -1,0 +1,50 @@
+"""Tier 2 Rank2: blocks_ranking_rgb."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, pos
+
+ORDER = ("red_block", "green_block", "blue_block")
+TARGET_Y_M = -0.13
+TARGET_X_M: dict[str, float] = {"red_block": -0.09, "green_block": 0.0, "blue_block": 0.09}
+
+
+class BlocksRankingRgb(BenchTask):
+    """Line the red, green and blue blocks up from left to right.
+
+    Task Description:
+        Place the red block, green block, and blue block in the order of red, green, and blue from left to
+        right, placing in a row.
+    Randomizations:
+        Three equal cubes (half-size U[0.015, 0.025] m) at x ∈ [-0.28, 0.28] (shared scene
+        ``blocks_ranking_rgb``).
+    Success Conditions:
+        Pairwise |Δx| < 0.13 and |Δy| < 0.03; red x < green x < blue x; both grippers open.
+    """
+
+    name = "blocks_ranking_rgb"
+    tier = "planning"
+    instruction = (
+        "Place the red block, green block, and blue block in the order of red, green, and blue from left to "
+        "right, placing in a row."
+    )
+    arm_spacing_m = 0.6
+    max_turns = 10
+    chunk = 10
+    shared_scene = "blocks_ranking_rgb"
+
+    def check_success(self, world: BenchWorld) -> bool:
+        ps = {n: pos(world, n) for n in ORDER}
+        for a, b in combinations(ORDER, 2):
+            if abs(ps[a][0] - ps[b][0]) >= 0.13 or abs(ps[a][1] - ps[b][1]) >= 0.03:
+                return False
+        return bool(ps[ORDER[0]][0] < ps[ORDER[1]][0] < ps[ORDER[2]][0]) and grippers_open(world)
+
+    def hints(self, world: BenchWorld) -> dict[str, Any]:
+        h = super().hints(world)
+        z = round(world.table_top_z, 4)
+        h["targets"] = {n: [x, TARGET_Y_M, z] for n, x in TARGET_X_M.items()}
+        return h

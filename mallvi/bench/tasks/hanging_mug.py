@@ -1,0 +1,61 @@
+"""Tier 2 Hand3: hanging_mug."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import sapien
+
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, point, yaw_pose
+from mallvi.sim_bridge.objects import make_mug, make_rack
+from mallvi.sim_bridge.scene_spec import SceneContents
+
+HANDLE_ABOVE_TABLE_M = 0.11  # the paper's 0.85 m with its table top at 0.74 m
+
+
+class HangingMug(BenchTask):
+    """Hang the mug on the rack's hook.
+
+    Task Description:
+        Use the left arm to pick the mug, rotate it and put it down in the middle of the table, then use the
+        right arm to pick the mug and hang it onto the rack.
+    Randomizations:
+        Mug (r 0.04 m, h 0.09 m, handle towards +x rotated by a yaw in [-0.5, 0.5] rad) at x ∈ [-0.25, -0.15],
+        y ∈ [-0.10, 0.0]; rack 0.26 m tall with its hook pointing to -x at x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05].
+    Success Conditions:
+        The mug's handle point within 0.02 m (xy) of the hook point and more than 0.11 m above the table top.
+    """
+
+    name = "hanging_mug"
+    tier = "planning"
+    instruction = (
+        "Use left arm to pick the mug on the table, rotate the mug and put the mug down in the middle of the "
+        "table, use the right arm to pick the mug and hang it onto the rack."
+    )
+    arm_spacing_m = 0.6
+    max_turns = 10
+    chunk = 8
+
+    def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
+        z = table_top_z + 0.001
+        mug_pose = yaw_pose(float(rng.uniform(-0.25, -0.15)), float(rng.uniform(-0.10, 0.0)), z, rng.uniform(-0.5, 0.5))
+        rack_pose = sapien.Pose(p=[float(rng.uniform(0.15, 0.22)), float(rng.uniform(-0.05, 0.05)), z])
+        objects = {
+            "mug": make_mug(scene, "mug", mug_pose),
+            "rack": make_rack(scene, "rack", rack_pose),
+        }
+        return SceneContents(objects, self.instruction, {})
+
+    def check_success(self, world: BenchWorld) -> bool:
+        handle = point(world, "mug", "handle")
+        hook = point(world, "rack", "hook")
+        return bool(np.hypot(*(handle - hook)[:2]) < 0.02 and handle[2] > world.table_top_z + HANDLE_ABOVE_TABLE_M)
+
+    def hints(self, world: BenchWorld) -> dict[str, Any]:
+        h = super().hints(world)
+        h["hook_point"] = [round(float(v), 4) for v in point(world, "rack", "hook")]
+        h["middle_pose"] = [0.0, -0.05, round(world.table_top_z, 4)]
+        h["notes"] = [f"Turn the mug so its handle faces the hook (yaw {math.pi:.2f} rad from +x) before hanging."]
+        return h

@@ -1,0 +1,61 @@
+"""Tier 2 Place1: place_cans_plasticbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import sapien
+
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
+from mallvi.sim_bridge.objects import make_can, make_open_box
+from mallvi.sim_bridge.scene_spec import SceneContents
+
+BOX_OUTER_M = (0.155, 0.19, 0.075)
+
+
+class PlaceCansPlasticbox(BenchTask):
+    """Put both cans into the plastic box.
+
+    Task Description:
+        Use dual arm to pick and place cans into plasticbox. Each arm takes the can on its side.
+    Randomizations:
+        Open box 0.155×0.19×0.075 m at x = 0, y ∈ [-0.15, -0.10]; two cans Ø ∈ [0.07, 0.08] m, height 0.096 m,
+        the left one at x ∈ [-0.25, -0.15], the right one at x ∈ [0.15, 0.25], both y ∈ [-0.15, -0.07].
+    Success Conditions:
+        Each can's centre within 0.10 m (xy) of the box centre. No arm-allocation check (as in the paper).
+    """
+
+    name = "place_cans_plasticbox"
+    tier = "planning"
+    instruction = "Use dual arm to pick and place cans into plasticbox."
+    arm_spacing_m = 0.7
+    max_turns = 8
+    chunk = 5
+    allocation_threshold_m = None
+
+    def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
+        z = table_top_z + 0.001
+        box_y = float(rng.uniform(-0.15, -0.10))
+        box = make_open_box(scene, "plasticbox", sapien.Pose(p=[0.0, box_y, z]), color="white", size_m=BOX_OUTER_M)
+        objects = {"plasticbox": box}
+        for side, (lo, hi) in (("left", (-0.25, -0.15)), ("right", (0.15, 0.25))):
+            radius = float(rng.uniform(0.035, 0.04))
+            p = sapien.Pose(p=[float(rng.uniform(lo, hi)), float(rng.uniform(-0.15, -0.07)), z])
+            objects[f"can_{side}"] = make_can(scene, f"can_{side}", p, radius_m=radius, height_m=0.096)
+        return SceneContents(objects, self.instruction, {"task": self.name})
+
+    def check_success(self, world: BenchWorld) -> bool:
+        box = pos(world, "plasticbox")
+        return all(float(np.hypot(*(pos(world, c) - box)[:2])) < 0.10 for c in ("can_left", "can_right"))
+
+    def hints(self, world: BenchWorld) -> dict[str, Any]:
+        h = super().hints(world)
+        box = pos(world, "plasticbox")
+        top = float(box[2]) + BOX_OUTER_M[2]
+        h["targets"] = {
+            "can_left": [round(float(box[0]) - 0.035, 4), round(float(box[1]), 4), round(top + 0.02, 4)],
+            "can_right": [round(float(box[0]) + 0.035, 4), round(float(box[1]), 4), round(top + 0.02, 4)],
+        }
+        h["notes"] = ["Drop each can above its target inside the box: place_actor with the 3-dim target_pose."]
+        return h

@@ -1,0 +1,61 @@
+"""Tier 2 Place4: place_object_basket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import sapien
+
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos, upright
+from mallvi.sim_bridge.objects import make_basket, make_toy
+from mallvi.sim_bridge.scene_spec import SceneContents
+
+
+class PlaceObjectBasket(BenchTask):
+    """Put the toy into the basket, then lift the basket with the other arm.
+
+    Task Description:
+        Use one arm to grab the target object and put it in the basket, then use the other arm to grab the
+        basket, and finally move the basket slightly away.
+    Randomizations:
+        A toy at |x| ∈ [0.20, 0.26] on a random side, y ∈ [-0.10, 0.0]; the basket (0.14×0.23×0.175 m) on the
+        other side near the centre, |x| ∈ [0.04, 0.08], y ∈ [-0.10, -0.05].
+    Success Conditions:
+        The basket's bottom more than 0.02 m above the table top and upright (tilt < 0.35 rad), the toy within
+        0.15 m (L1 over x, y, z) of the basket's origin. Arm-allocation threshold 0.2 m.
+    """
+
+    name = "place_object_basket"
+    tier = "planning"
+    instruction = (
+        "Use one arm to grab the target object and put it in the basket, then use the other arm to grab the "
+        "basket, and finally move the basket slightly away."
+    )
+    arm_spacing_m = 0.7
+    max_turns = 10
+    chunk = 8
+    allocation_threshold_m = 0.2
+
+    def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
+        z = table_top_z + 0.001
+        s = 1.0 if rng.random() < 0.5 else -1.0
+        toy = make_toy(
+            scene, "toy", sapien.Pose(p=[s * float(rng.uniform(0.20, 0.26)), float(rng.uniform(-0.10, 0.0)), z])
+        )
+        basket_p = [-s * float(rng.uniform(0.04, 0.08)), float(rng.uniform(-0.10, -0.05)), z]
+        basket = make_basket(scene, "basket", sapien.Pose(p=basket_p))
+        return SceneContents({"toy": toy, "basket": basket}, self.instruction, {})
+
+    def check_success(self, world: BenchWorld) -> bool:
+        b = pos(world, "basket")
+        lifted = float(b[2]) > world.table_top_z + 0.02
+        inside = float(np.abs(pos(world, "toy") - b).sum()) < 0.15
+        return lifted and inside and upright(world, "basket")
+
+    def hints(self, world: BenchWorld) -> dict[str, Any]:
+        h = super().hints(world)
+        c = world.objects["basket"].point_world("center").p
+        h["targets"] = {"toy": [round(float(c[0]), 4), round(float(c[1]), 4), round(float(c[2]) + 0.05, 4)]}
+        h["notes"] = ["Grasp the basket by the handle on the side of the free arm (contact point 0 left, 1 right)."]
+        return h

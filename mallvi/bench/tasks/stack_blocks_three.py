@@ -1,0 +1,53 @@
+"""Tier 2 Stack1: stack_blocks_three."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, pos
+
+STACK_CENTER_XY = (0.0, -0.13)
+ORDER = ("red_block", "green_block", "blue_block")  # bottom to top
+
+
+def on_top(world: BenchWorld, upper: str, lower: str, step_m: float = 0.05) -> bool:
+    """``upper`` sits on ``lower``: within (0.025, 0.025, 0.012) m of lower + step_m in z."""
+    d = pos(world, upper) - pos(world, lower) - np.array([0.0, 0.0, step_m])
+    return bool(abs(d[0]) < 0.025 and abs(d[1]) < 0.025 and abs(d[2]) < 0.012)
+
+
+class StackBlocksThree(BenchTask):
+    """Stack blue on green on red.
+
+    Task Description:
+        Move the red, green and blue blocks to the centre of the table and stack the blue block on the green
+        block, and the green block on the red block.
+    Randomizations:
+        Three 5 cm cubes at random non-overlapping positions (shared scene ``stack_blocks_three``).
+    Success Conditions:
+        Green within (0.025, 0.025, 0.012) m of red + 0.05 m in z, blue likewise on green; both grippers open.
+    """
+
+    name = "stack_blocks_three"
+    tier = "planning"
+    instruction = (
+        "There are three blocks on the table, the color of the blocks is red, green and blue, move the blocks "
+        "to the center of the table, and stack the blue block on the green block, and the green block on the "
+        "red block."
+    )
+    arm_spacing_m = 0.7
+    max_turns = 12
+    chunk = 6
+    shared_scene = "stack_blocks_three"
+
+    def check_success(self, world: BenchWorld) -> bool:
+        return on_top(world, ORDER[1], ORDER[0]) and on_top(world, ORDER[2], ORDER[1]) and grippers_open(world)
+
+    def hints(self, world: BenchWorld) -> dict[str, Any]:
+        h = super().hints(world)
+        z0 = world.table_top_z
+        h["targets"] = {n: [*STACK_CENTER_XY, round(z0 + 0.05 * i, 4)] for i, n in enumerate(ORDER)}
+        h["notes"] = ["Stack at the centre (0, -0.13); each block is 0.05 m tall."]
+        return h
