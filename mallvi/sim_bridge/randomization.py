@@ -155,10 +155,23 @@ def sample_lighting(rng: np.random.Generator) -> LightingSpec:
     )
 
 
-def apply_lighting(scene: sapien.Scene, spec: LightingSpec, *, shadow: bool = False) -> list[sapien.Entity]:
-    """Set the scene's ambient light and add the directional lights; returns the light entities."""
+def apply_lighting(scene: sapien.Scene, spec: LightingSpec, *, shadow: bool = False) -> None:
+    """Apply ``spec`` to a scene: set the ambient light, re-aim and recolour the scene's directional lights in order,
+    add any that are missing and switch off (colour 0) any beyond the spec's. Other light types are left alone."""
     scene.set_ambient_light(list(spec.ambient_rgb))
-    return [scene.add_directional_light(list(d), list(c), shadow=shadow) for d, c in spec.directional]
+    existing = [
+        light for light in scene.render_system.get_lights()
+        if isinstance(light, sapien.render.RenderDirectionalLightComponent)
+    ]
+    for i, (direction, rgb) in enumerate(spec.directional):
+        if i < len(existing):
+            light = existing[i]
+            light.color = list(rgb)
+            light.pose = sapien.Pose(light.pose.p, sapien.math.shortest_rotation([1, 0, 0], list(direction)))
+        else:
+            scene.add_directional_light(list(direction), list(rgb), shadow=shadow)
+    for light in existing[len(spec.directional):]:
+        light.color = [0.0, 0.0, 0.0]
 
 
 def footprint_radius_m(obj: SimObject) -> float:

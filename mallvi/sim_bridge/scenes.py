@@ -22,11 +22,13 @@ from mallvi.sim_bridge.randomization import (
     KeepOut,
     Region,
     add_clutter,
+    apply_lighting,
     choose_colors,
     jitter_rgb,
     keep_out_of,
     random_side,
     random_yaw,
+    sample_lighting,
     sample_positions,
     side_region,
     table_pose,
@@ -238,6 +240,7 @@ def _build_grounding_dense(scene: sapien.Scene, rng: np.random.Generator, table_
 def _build_grounding_cluttered(scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
     blocks, regions, half = _sparse_blocks(scene, rng, table_top_z)
     clutter = add_clutter(scene, rng, table_top_z, keep_out=keep_out_of(blocks.values(), margin_m=0.03))
+    apply_lighting(scene, sample_lighting(rng))
     meta = _meta(blocks, regions, table_top_z, block_half_size_m=half, min_spacing_m=0.1,
                  initial_sides=_sides(blocks), score_sigma_m=0.025, clutter=list(clutter))
     return SceneContents({**blocks, **clutter}, GROUNDING_INSTRUCTION, meta)
@@ -285,7 +288,7 @@ def _builtin_specs() -> list[SceneSpec]:
         SceneSpec(
             "grounding_cluttered", _build_grounding_cluttered, tags=("st-bibench", "grounding"),
             description="grounding_sparse plus up to 10 clutter objects (each absent with 2% chance) kept clear "
-                        "of the cubes.",
+                        "of the cubes, and randomised lighting.",
         ),
         SceneSpec(
             "blocks_free", _build_blocks_free, tags=("free",),
