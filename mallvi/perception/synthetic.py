@@ -147,3 +147,27 @@ def degrade(
         rgb=np.clip(rgb, 0, 255).astype(np.uint8), depth_m=depth, K=obs.K.copy(), T_world_cam=obs.T_world_cam.copy(),
         camera="realsense", stamp=obs.stamp,
     )
+
+
+def random_blocks(
+    rng: np.random.Generator,
+    colors: Sequence[str] = ("red", "green", "blue"),
+    table_z: float = 0.74,
+    half_size_m: tuple[float, float] = (0.015, 0.025),
+    min_gap_m: float = 0.1,
+) -> list[SynthBox]:
+    """Cubes of the given colours on the table at random yaw, |x| <= 0.28, y in [-0.12, 0.10], centres apart."""
+    boxes: list[SynthBox] = []
+    for color in colors:
+        for _ in range(200):
+            half = float(rng.uniform(*half_size_m))
+            xy = (float(rng.uniform(-0.28, 0.28)), float(rng.uniform(-0.12, 0.10)))
+            if all(np.hypot(xy[0] - b.center_world[0], xy[1] - b.center_world[1]) >= min_gap_m for b in boxes):
+                boxes.append(SynthBox(
+                    f"{color}_block", (xy[0], xy[1], table_z + half), (2 * half,) * 3, color,
+                    float(rng.uniform(-np.pi / 4, np.pi / 4)),
+                ))
+                break
+        else:
+            raise ValueError(f"could not place the {color} block {min_gap_m} m from the others")
+    return boxes

@@ -1,0 +1,133 @@
+"""Colour and simulator detectors, and fusion, on synthetic RGB-D frames with exact ground truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mallvi.perception.detectors import make_detector
+from mallvi.perception.fusion import fuse
+from mallvi.perception.observation import Observation
+from mallvi.perception.scene_graph import SceneGraph, SceneObject
+from mallvi.perception.synthetic import SynthBox, degrade, head_camera, random_blocks, render
+from mallvi.perception.types import Detection, PerceptionError, box_iou, mask_box
+
+K, T_WORLD_CAM = head_camera()
+COLORS = ("red", "green", "blue", "yellow", "black")
+
+
+def _scene(seed: int, colors: tuple[str, ...] = COLORS) -> tuple[list[SynthBox], Observation]:
+    boxes = random_blocks(np.random.default_rng(seed), colors, min_gap_m=0.09)
+    return boxes, render(boxes, K, T_WORLD_CAM, 640, 360)
+
+
+def _best_iou(det: Detection, obs: Observation) -> tuple[str, float]:
+    assert obs.seg is not None
+    best = ("", 0.0)
+    for i, name in obs.seg_names.items():
+        gt = mask_box(obs.seg == i)
+        if gt is not None and box_iou(det.box_xyxy, gt) > best[1]:
+            best = (name, box_iou(det.box_xyxy, gt))
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_color_detector_finds_every_block_and_nothing_else(seed: int) -> None:
+    boxes, obs = _scene(seed)
+    dets = make_detector("color").detect(obs, [])
+    assert len(dets) == len(boxes), [d.label for d in dets]
+    for det in dets:
+        name, iou = _best_iou(det, obs)
+        assert iou >= 0.8, f"{det.label}: IoU {iou:.2f}"
+        assert name == f"{det.color}_block"
+        assert det.label == f"{det.color} block"
+
+
+@pytest.mark.parametrize("gain", [0.55, 1.0, 1.35])
+def test_color_detector_survives_lighting_and_sensor_noise(gain: float) -> None:
+    _, clean = _scene(7)
+    obs = degrade(clean, np.random.default_rng(1), gain=gain, pixel_noise=5.0)
+    assert obs.seg is None
+    dets = make_detector("color").detect(obs, [])
+    assert sorted(d.color or "" for d in dets) == sorted(COLORS)
+    for det in dets:
+        assert _best_iou(det, clean)[1] >= 0.8
+
+
+def test_color_detector_ignores_an_empty_table_and_its_shadows() -> None:
+    obs = render([], K, T_WORLD_CAM, 640, 360)
+    # paint a dark "shadow" and a red sticker flat on the table: neither stands above it
+    obs.rgb[200:230, 300:340] = (20, 20, 22)
+    obs.rgb[250:270, 100:140] = (200, 30, 30)
+    assert make_detector("color").detect(obs, []) == []
+
+
+def test_color_queries_select_colour_and_shape() -> None:
+    _, obs = _scene(3)
+    det = make_detector("color")
+    blue = det.detect(obs, ["the blue cube"])
+    assert [d.color for d in blue] == ["blue"] and blue[0].query == "the blue cube"
+    assert [d.color for d in det.detect(obs, ["green"])] == ["green"]
+    assert det.detect(obs, ["purple block"]) == []
+    assert det.detect(obs, ["red ball"]) == []  # a cube is not round
+    assert {d.color for d in det.detect(obs, ["red block", "yellow block"])} == {"red", "yellow"}
+
+
+def test_sim_detector_uses_segmentation_and_needs_it() -> None:
+    boxes, obs = _scene(4, ("red", "green", "blue"))
+    names = dict(obs.seg_names)
+    assert obs.seg is not None
+    obs.seg[obs.seg == 0] = 99  # everything else is "table"
+    names[99] = "table"
+    obs = Observation(obs.rgb, obs.depth_m, obs.K, obs.T_world_cam, "head", 0.0, obs.seg, names)
+    dets = make_detector("sim").detect(obs, [])
+    assert sorted(d.instance or "" for d in dets) == sorted(b.name for b in boxes)
+    assert all(d.score == 1.0 and d.source == "sim" for d in dets)
+    assert [d.instance for d in make_detector("sim").detect(obs, ["green cube"])] == ["green_block"]
+    no_seg = degrade(obs, np.random.default_rng(0))
+    with pytest.raises(PerceptionError, match="segmentation"):
+        make_detector("sim").detect(no_seg, [])
+
+
+def test_unknown_detector_name_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"unknown detector 'yolo'.*color"):
+        make_detector("yolo")
+
+
+def _d(box: tuple[float, float, float, float], score: float, source: str, color: str | None = "red") -> Detection:
+    return Detection(box, score, f"{color} block" if color else "block", source, color, {source: score})
+
+
+def test_fusion_merges_agreeing_detectors_and_keeps_their_scores() -> None:
+    fused = fuse({
+        "color": [_d((100, 100, 140, 140), 0.8, "color")],
+        "owlv2": [_d((102, 101, 141, 142), 0.4, "owlv2", None), _d((300, 50, 330, 90), 0.3, "owlv2", None)],
+    })
+    assert len(fused) == 2
+    top = fused[0]
+    assert top.source == "fused" and top.color == "red"
+    assert set(top.scores) == {"color", "owlv2"}
+    assert top.score > 0.9 * 0.8  # two detectors agreeing beat the colour detector alone
+    assert box_iou(top.box_xyxy, (100, 100, 140, 140)) > 0.9
+    assert fused[1].score < top.score
+
+
+def test_fusion_does_not_merge_different_colours_and_returns_nothing_for_nothing() -> None:
+    fused = fuse({"color": [_d((100, 100, 140, 140), 0.8, "color")],
+                  "grounding_dino": [_d((101, 100, 140, 141), 0.6, "grounding_dino", "blue")]})
+    assert {d.color for d in fused} == {"red", "blue"}
+    assert fuse({}) == [] and fuse({"color": [], "owlv2": []}) == []
+
+
+def test_fusion_prefers_detections_the_scene_graph_supports() -> None:
+    _, obs = _scene(5, ("red", "green"))
+    red_obj = next(b for b in random_blocks(np.random.default_rng(5), ("red", "green"), min_gap_m=0.09)
+                   if b.color == "red")
+    graph = SceneGraph.build([SceneObject("red_block", "block", "red", "medium", red_obj.center_world,
+                                          red_obj.size_m, 1.0)])
+    dets = make_detector("color").detect(obs, ["red block"])
+    wrong = Detection((5, 5, 40, 40), dets[0].score, "red block", "color", "red", {"color": dets[0].score})
+    fused = fuse({"color": [wrong, *dets]}, scene_graph=graph, obs=obs)
+    assert fused[0].box_xyxy == pytest.approx(dets[0].box_xyxy)
+    assert fused[0].scores["scene_graph"] == 1.0 and fused[1].scores["scene_graph"] < 1.0
+    assert fused[0].score > fused[1].score
