@@ -1,0 +1,177 @@
+"""SafetyGuard: the check every motion command passes before it reaches an arm, in simulation and on the rig.
+
+A check returns ``None`` when the command is allowed and a human-readable reason when it is refused; callers turn
+a refusal into ``SkillResult(ok=False, message=reason)``. Nothing here raises for an unsafe command.
+
+Checks (all limits are ``SafetyConfig`` fields, world frame, metres and radians):
+- NaN/inf rejection of poses, joint paths and gripper values;
+- a workspace box per arm for the end-effector and the grasp centre (``tcp``);
+- the table plane: neither the end-effector nor the grasp centre below ``table_top_z_m + table_margin_m``;
+- the step per command: end-effector translation ≤ ``max_step_m`` and rotation ≤ ``max_step_rad``;
+- joint paths: within joint limits and no jump larger than ``max_joint_step_rad`` between waypoints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.robot_drivers.base import ArmSide, Pose
+
+Vec3 = tuple[float, float, float]
+Box = tuple[Vec3, Vec3]
+
+
+def _default_workspace() -> dict[ArmSide, Box]:
+    return {
+        "left": ((-0.80, -0.55, 0.60), (0.40, 0.45, 1.55)),
+        "right": ((-0.40, -0.55, 0.60), (0.80, 0.45, 1.55)),
+    }
+
+
+@dataclass(frozen=True)
+class SafetyConfig:
+    """Limits of the safety guard.
+
+    Attributes:
+        workspace_m: per arm, (min xyz, max xyz) box the end-effector and grasp centre must stay in (world frame).
+        table_top_z_m: table-top height; None disables the table-plane check.
+        table_margin_m: how far above the table top the grasp centre must stay.
+        tcp_offset_m: distance from the end-effector frame to the grasp centre along its x (approach) axis.
+        max_step_m: largest end-effector translation one command may ask for.
+        max_step_rad: largest end-effector rotation one command may ask for.
+        max_joint_step_rad: largest joint change between two consecutive waypoints of a joint path.
+        joint_limits_rad: per arm, (lower, upper) per joint; None disables the joint-limit check.
+    """
+
+    workspace_m: Mapping[ArmSide, Box] = field(default_factory=_default_workspace)
+    table_top_z_m: float | None = None
+    table_margin_m: float = 0.004
+    tcp_offset_m: float = 0.12
+    max_step_m: float = 1.0
+    max_step_rad: float = 2 * math.pi
+    max_joint_step_rad: float = 0.5
+    joint_limits_rad: Mapping[ArmSide, tuple[tuple[float, float], ...]] | None = None
+
+    def __post_init__(self) -> None:
+        for side in ("left", "right"):
+            if side not in self.workspace_m:
+                raise ValueError(f"workspace_m needs a box for the {side} arm")
+            lo, hi = self.workspace_m[side]
+            if len(lo) != 3 or len(hi) != 3 or any(a >= b for a, b in zip(lo, hi, strict=True)):
+                raise ValueError(f"workspace box of the {side} arm must be (min xyz, max xyz) with min < max")
+        scalars = {
+            "table_margin_m": self.table_margin_m,
+            "tcp_offset_m": self.tcp_offset_m,
+            "max_step_m": self.max_step_m,
+            "max_step_rad": self.max_step_rad,
+            "max_joint_step_rad": self.max_joint_step_rad,
+        }
+        for name, value in scalars.items():
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite non-negative number, got {value}")
+        if self.max_step_m == 0 or self.max_joint_step_rad == 0:
+            raise ValueError("max_step_m and max_joint_step_rad must be positive")
+        if self.table_top_z_m is not None and not math.isfinite(self.table_top_z_m):
+            raise ValueError("table_top_z_m must be finite or None")
+        if self.joint_limits_rad is not None:
+            for side, limits in self.joint_limits_rad.items():
+                if any(lo > hi for lo, hi in limits):
+                    raise ValueError(f"joint limits of the {side} arm have lower > upper")
+
+
+def _finite(values: Sequence[float] | NDArray[np.float64]) -> bool:
+    return bool(np.all(np.isfinite(np.asarray(values, dtype=float))))
+
+
+def _rotation_angle_rad(q_a: NDArray[np.float64], q_b: NDArray[np.float64]) -> float:
+    dot = abs(float(np.dot(q_a / np.linalg.norm(q_a), q_b / np.linalg.norm(q_b))))
+    return 2.0 * math.acos(min(1.0, dot))
+
+
+class SafetyGuard:
+    """Checks motion commands against a ``SafetyConfig``; every method returns None (allowed) or a reason."""
+
+    def __init__(self, config: SafetyConfig | None = None) -> None:
+        self._config = config or SafetyConfig()
+
+    @property
+    def config(self) -> SafetyConfig:
+        return self._config
+
+    def reconfigure(self, **changes: object) -> None:
+        """Replace some limits (validated like a new config), e.g. ``reconfigure(table_top_z_m=0.73)``."""
+        self._config = replace(self._config, **changes)  # type: ignore[arg-type]
+
+    def check_values(self, what: str, values: Sequence[float] | NDArray[np.float64]) -> str | None:
+        """Reject NaN/inf in any command vector."""
+        if not _finite(values):
+            return f"{what} contains NaN or infinite values: {list(np.asarray(values, dtype=float))}"
+        return None
+
+    def check_pose(self, side: ArmSide, pose: Pose, current: Pose | None = None) -> str | None:
+        """Check an end-effector target pose (world frame) for ``side``, optionally against the current pose."""
+        cfg = self._config
+        if not (_finite(pose.position_m) and _finite(pose.quat_wxyz)):
+            return f"target pose for the {side} arm contains NaN or infinite values"
+        qn = float(np.linalg.norm(pose.q))
+        if abs(qn - 1.0) > 1e-3:
+            return f"target orientation for the {side} arm is not a unit quaternion (norm {qn:.3f})"
+        T = pose.as_matrix()
+        tcp = T[:3, 3] + cfg.tcp_offset_m * T[:3, 0]
+        lo, hi = (np.asarray(v, dtype=float) for v in cfg.workspace_m[side])
+        for label, point in (("end-effector", pose.p), ("grasp centre", tcp)):
+            if np.any(point < lo) or np.any(point > hi):
+                return (
+                    f"{label} target {np.round(point, 3).tolist()} is outside the {side} arm's workspace "
+                    f"{np.round(lo, 3).tolist()}..{np.round(hi, 3).tolist()}"
+                )
+        if cfg.table_top_z_m is not None:
+            floor = cfg.table_top_z_m + cfg.table_margin_m
+            lowest = min(float(pose.p[2]), float(tcp[2]))
+            if lowest < floor:
+                return f"target would put the {side} gripper at z={lowest:.3f}, below the table limit z={floor:.3f}"
+        if current is not None:
+            step_m = float(np.linalg.norm(pose.p - current.p))
+            if step_m > cfg.max_step_m:
+                return f"{side} arm step of {step_m:.3f} m exceeds the limit of {cfg.max_step_m:.3f} m per command"
+            step_rad = _rotation_angle_rad(pose.q, current.q)
+            if step_rad > cfg.max_step_rad + 1e-9:
+                return f"{side} arm rotation of {step_rad:.3f} rad exceeds the limit of {cfg.max_step_rad:.3f} rad"
+        return None
+
+    def check_gripper(self, side: ArmSide, opening: float) -> str | None:
+        """A gripper command must be a finite number in 0..1."""
+        if not math.isfinite(opening) or not 0.0 <= opening <= 1.0:
+            return f"gripper opening for the {side} arm must be within 0..1, got {opening}"
+        return None
+
+    def check_joint_path(self, side: ArmSide, path_rad: NDArray[np.float64], dt_s: float) -> str | None:
+        """Check an N×dof joint path sampled every ``dt_s`` seconds: finite, within limits, no large jumps."""
+        cfg = self._config
+        path = np.asarray(path_rad, dtype=float)
+        if path.ndim != 2 or path.shape[0] == 0:
+            return f"joint path for the {side} arm must be a non-empty N×dof array, got shape {path.shape}"
+        if not _finite(path.ravel()) or not math.isfinite(dt_s) or dt_s <= 0:
+            return f"joint path for the {side} arm contains NaN/inf values or a bad time step ({dt_s})"
+        if cfg.joint_limits_rad is not None and side in cfg.joint_limits_rad:
+            limits = np.asarray(cfg.joint_limits_rad[side], dtype=float)
+            if limits.shape[0] != path.shape[1]:
+                return f"joint path for the {side} arm has {path.shape[1]} joints, limits cover {limits.shape[0]}"
+            low = path < limits[:, 0] - 1e-3
+            high = path > limits[:, 1] + 1e-3
+            if np.any(low | high):
+                j = int(np.argwhere(low | high)[0, 1])
+                return f"joint path for the {side} arm leaves the limits of joint {j + 1}"
+        if path.shape[0] > 1:
+            jump = float(np.max(np.abs(np.diff(path, axis=0))))
+            if jump > cfg.max_joint_step_rad:
+                return (
+                    f"joint path for the {side} arm jumps {jump:.3f} rad between waypoints "
+                    f"(limit {cfg.max_joint_step_rad:.3f})"
+                )
+        return None

@@ -1,0 +1,114 @@
+"""Which object each gripper holds, decided from real finger contacts in SAPIEN.
+
+After the fingers close, an object counts as grasped only if *both* finger links touch it and the fingers
+stopped apart (they did not close on nothing). Only then is it held to the grasp centre by a stiff 6-DoF drive,
+so fast arm motions do not shake it loose; opening the gripper removes the drive and the object falls freely.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import numpy as np
+import sapien
+
+from mallvi.robot_drivers.base import ArmSide
+from mallvi.robot_drivers.sim import SimArm
+from mallvi.sim_bridge.scene_spec import SimObject
+
+log = logging.getLogger(__name__)
+
+MIN_FINGER_GAP_M = 0.003  # fingers closer than this closed on nothing
+CONTACT_SEPARATION_M = 2e-3
+HOLD_STIFFNESS = 2e4
+HOLD_DAMPING = 2e2
+HOLD_FORCE_LIMIT = 200.0
+
+
+class GraspHolder:
+    """Tracks held objects per arm and the drives that hold them."""
+
+    def __init__(self, scene: sapien.Scene, arms: Mapping[ArmSide, SimArm], objects: Mapping[str, SimObject]) -> None:
+        self._scene = scene
+        self._arms = arms
+        self._objects = objects
+        self._held: dict[ArmSide, tuple[str, sapien.physx.PhysxDriveComponent]] = {}
+
+    def held_by(self, side: ArmSide) -> str | None:
+        entry = self._held.get(side)
+        return entry[0] if entry else None
+
+    def holder_of(self, name: str) -> ArmSide | None:
+        for side, (held, _) in self._held.items():
+            if held == name:
+                return side
+        return None
+
+    def touching_both_fingers(self, side: ArmSide) -> list[str]:
+        """Names of objects that both fingers of ``side`` touch right now."""
+        fingers = [link.entity for link in self._arms[side].finger_links]
+        by_entity = {o.entity: name for name, o in self._objects.items()}
+        touched: list[set[str]] = [set() for _ in fingers]
+        for contact in self._scene.get_contacts():
+            if not contact.points or min(p.separation for p in contact.points) > CONTACT_SEPARATION_M:
+                continue
+            e0, e1 = contact.bodies[0].entity, contact.bodies[1].entity
+            for i, f in enumerate(fingers):
+                if e0 == f and e1 in by_entity:
+                    touched[i].add(by_entity[e1])
+                elif e1 == f and e0 in by_entity:
+                    touched[i].add(by_entity[e0])
+        both = set.intersection(*touched) if touched else set()
+        return sorted(both)
+
+    def try_hold(self, side: ArmSide, expected: str | None = None) -> tuple[str | None, str]:
+        """After closing: hold the object between the fingers. Returns (name or None, reason when None)."""
+        arm = self._arms[side]
+        gap = arm.finger_gap_m()
+        if gap < MIN_FINGER_GAP_M:
+            return None, f"the {side} gripper closed on nothing (finger gap {gap * 1000:.1f} mm)"
+        between = self.touching_both_fingers(side)
+        if expected is not None:
+            between = [n for n in between if n == expected]
+        if not between:
+            what = expected or "any object"
+            return None, f"{what} is not between the {side} gripper's fingers"
+        name = between[0]
+        other = self.holder_of(name)
+        if other is not None and other != side:
+            self.release(other)  # a handover: the receiving gripper takes over
+        self.release(side)
+        body = self._objects[name].entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+        if body is None:
+            return None, f"{name} is static and cannot be picked up"
+        tcp = arm.tcp_link
+        T_obj_tcp = self._objects[name].entity.get_pose().inv() * tcp.entity.get_pose()
+        drive = self._scene.create_drive(tcp, sapien.Pose(), body, T_obj_tcp)
+        for axis in (drive.set_drive_property_x, drive.set_drive_property_y, drive.set_drive_property_z):
+            axis(HOLD_STIFFNESS, HOLD_DAMPING, HOLD_FORCE_LIMIT)
+        drive.set_drive_property_slerp(HOLD_STIFFNESS / 10, HOLD_DAMPING / 10, HOLD_FORCE_LIMIT / 4)
+        drive.set_drive_target(sapien.Pose())
+        self._held[side] = (name, drive)
+        log.debug("%s arm holds %s (gap %.3f m)", side, name, gap)
+        return name, "ok"
+
+    def release(self, side: ArmSide) -> str | None:
+        """Drop whatever ``side`` holds (the object stays where it is, under physics); returns its name."""
+        entry = self._held.pop(side, None)
+        if entry is None:
+            return None
+        name, drive = entry
+        entity = drive.entity
+        if entity is not None:
+            entity.remove_component(drive)
+        return name
+
+    def held_pose_in_ee(self, side: ArmSide) -> tuple[np.ndarray, sapien.Pose] | None:
+        """(size_m, pose of the held object relative to the ee link) for planning, or None."""
+        name = self.held_by(side)
+        if name is None:
+            return None
+        obj = self._objects[name]
+        rel = self._arms[side].ee_link.entity.get_pose().inv() * obj.entity.get_pose()
+        return np.asarray(obj.size_m, dtype=float), rel

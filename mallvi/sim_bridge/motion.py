@@ -1,0 +1,149 @@
+"""Guarded motion execution on the simulated arms: plan, check with the SafetyGuard, then track.
+
+Every arm motion of ``SimSkills`` goes through ``Motion``: the target pose is checked (NaN, workspace, table
+plane, step size), planned with mplib (the other arm, scene objects and the held object as obstacles), the joint
+path is checked (limits, jumps) and only then tracked by the PD drives. Each failure is returned as a reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
+from mallvi.sim_bridge import layout
+from mallvi.sim_bridge.planning import PlanResult
+
+if TYPE_CHECKING:
+    from mallvi.sim_bridge.world import SimWorld
+
+PlanKind = Literal["free", "straight", "straight_then_free"]
+OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting contacts are not collisions
+
+
+@dataclass
+class MotionStats:
+    """Counters for figures: how long planning and motions took."""
+
+    plans: int = 0
+    planning_s: float = 0.0
+    moved_s: float = 0.0
+
+
+class Motion:
+    """Plans and executes guarded arm motions in a ``SimWorld``."""
+
+    def __init__(self, world: SimWorld) -> None:
+        self.world = world
+        self.stats = MotionStats()
+        self.plan_log: list[PlanResult] = []
+
+    def _other(self, side: ArmSide) -> ArmSide:
+        return "right" if side == "left" else "left"
+
+    def _sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset()) -> None:
+        w = self.world
+        planner = w.planners[side]
+        planner.set_other_arm(w.arms[self._other(side)].joint_positions_rad())
+        held = w.holder.held_by(side)
+        boxes: dict[str, tuple[tuple[float, float, float], Pose]] = {}
+        if with_objects:
+            for name, obj in w.objects.items():
+                if name == held or name in exclude or w.holder.holder_of(name) is not None:
+                    continue
+                size = tuple(max(0.004, s - 2 * OBSTACLE_SHRINK_M) for s in obj.size_m)
+                p = obj.entity.get_pose()
+                boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))
+        planner.set_object_boxes(boxes)
+        attached = w.holder.held_pose_in_ee(side)
+        if attached is None:
+            planner.detach()
+        else:
+            size_m, rel = attached
+            shrunk = tuple(float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
+            planner.attach_box(held or "held", (shrunk[0], shrunk[1], shrunk[2]), Pose.from_arrays(rel.p, rel.q))
+
+    def plan(
+        self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()
+    ) -> PlanResult | str:
+        """Check ``target`` with the guard and plan to it; returns the plan or the refusal/failure reason."""
+        w = self.world
+        arm = w.arms[side]
+        reason = w.guard.check_pose(side, target, current=arm.ee_pose())
+        if reason is not None:
+            return reason
+        q0 = arm.joint_positions_rad()
+        planner = w.planners[side]
+        result: PlanResult | None = None
+        if kind in ("straight", "straight_then_free"):
+            self._sync_planner(side, with_objects=False)
+            result = planner.plan_straight(target, q0)
+            self._record(result)
+        if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
+            self._sync_planner(side, with_objects=True, exclude=exclude)
+            result = planner.plan_to_pose(target, q0)
+            self._record(result)
+        assert result is not None
+        if not result.ok:
+            return f"cannot move the {side} arm to {np.round(target.p, 3).tolist()}: {result.message}"
+        return self._check_path(side, result)
+
+    def plan_joints(self, side: ArmSide, q_goal: NDArray[np.float64]) -> PlanResult | str:
+        """RRT-Connect to a joint configuration (e.g. home), guard-checked."""
+        w = self.world
+        reason = w.guard.check_values(f"{side} joint target", q_goal)
+        if reason is not None:
+            return reason
+        self._sync_planner(side, with_objects=True)
+        result = w.planners[side].plan_to_qpos(q_goal, w.arms[side].joint_positions_rad())
+        self._record(result)
+        if not result.ok:
+            return f"cannot move the {side} arm to its joint target: {result.message}"
+        return self._check_path(side, result)
+
+    def _record(self, result: PlanResult) -> None:
+        self.stats.plans += 1
+        self.stats.planning_s += result.planning_s
+        self.plan_log.append(result)
+        if len(self.plan_log) > 1000:
+            del self.plan_log[:500]
+
+    def _check_path(self, side: ArmSide, result: PlanResult) -> PlanResult | str:
+        reason = self.world.guard.check_joint_path(side, result.path_rad, result.dt_s)
+        return reason if reason is not None else result
+
+    def execute(
+        self,
+        plans: Mapping[ArmSide, PlanResult],
+        gripper_to: Mapping[ArmSide, float] | None = None,
+    ) -> None:
+        """Track one or two plans together, interpolating gripper commands linearly along the motion."""
+        w = self.world
+        dt = layout.PHYSICS_DT_S
+        dense = {s: resample_path(p.path_rad, p.dt_s, dt) for s, p in plans.items()}
+        vel = {s: path_velocities(d, dt) for s, d in dense.items()}
+        n = max(len(d) for d in dense.values())
+        grip_from = {s: w.arms[s].gripper_opening() for s in (gripper_to or {})}
+        for i in range(n):
+            for s, d in dense.items():
+                k = min(i, len(d) - 1)
+                w.arms[s].set_joint_targets(d[k], vel[s][k] if i < len(d) - 1 else None)
+            for s, g in (gripper_to or {}).items():
+                frac = (i + 1) / n
+                w.arms[s].set_gripper_target(grip_from[s] + frac * (g - grip_from[s]))
+            w.step(1)
+        w.step(SETTLE_STEPS)
+        self.stats.moved_s += (n + SETTLE_STEPS) * dt
+
+    def move(self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()) -> str | None:
+        """Plan and execute one arm's motion; None on success, else the reason."""
+        plan = self.plan(side, target, kind, exclude)
+        if isinstance(plan, str):
+            return plan
+        self.execute({side: plan})
+        return None

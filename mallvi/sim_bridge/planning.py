@@ -1,0 +1,193 @@
+"""mplib motion planning for one arm of the dual-arm world.
+
+Each arm has its own ``mplib.Planner`` on the embodiment's URDF/SRDF. Its planning world holds the table, the
+pedestals, the wall, box obstacles for scene objects, the *other* arm (a second articulated model kept at that
+arm's current joint positions) and, while something is held, a box attached to the end-effector.
+Planners: RRT-Connect (``plan_to_pose`` / ``plan_to_qpos``) for free moves, screw motion (``plan_straight``) for
+straight-line approach and retreat. Poses are world-frame ``Pose`` values of the end-effector link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import mplib
+import numpy as np
+from mplib.collision_detection import fcl
+from numpy.typing import NDArray
+
+from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.sim_bridge.embodiment.loader import Embodiment
+
+log = logging.getLogger(__name__)
+
+PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A planned arm-joint path (N×dof, one row every ``dt_s`` seconds) or the reason there is none."""
+
+    ok: bool
+    message: str
+    planner: str
+    path_rad: NDArray[np.float64]
+    dt_s: float = PATH_DT_S
+    planning_s: float = 0.0
+
+    @property
+    def duration_s(self) -> float:
+        return max(0, len(self.path_rad) - 1) * self.dt_s
+
+
+def _mp_pose(pose: Pose) -> mplib.Pose:
+    return mplib.Pose(np.asarray(pose.position_m, dtype=float), np.asarray(pose.quat_wxyz, dtype=float))
+
+
+def _box_object(name: str, size_m: tuple[float, float, float], pose: Pose) -> fcl.FCLObject:
+    shape = fcl.CollisionObject(fcl.Box(*[float(s) for s in size_m]))
+    return fcl.FCLObject(name, _mp_pose(pose), [shape], [mplib.Pose()])
+
+
+class ArmPlanner:
+    """Plans end-effector and joint motions of one arm in a world that knows the table and the other arm."""
+
+    def __init__(
+        self,
+        embodiment: Embodiment,
+        side: ArmSide,
+        base_pose: Pose,
+        other_base_pose: Pose,
+        static_boxes: Mapping[str, tuple[tuple[float, float, float], Pose]],
+        joint_vel_limit_rad_s: float = 1.2,
+        joint_acc_limit_rad_s2: float = 2.5,
+    ) -> None:
+        self.side = side
+        self._emb = embodiment
+        n = len(embodiment.arm_joints)
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._planner = mplib.Planner(
+                urdf=str(embodiment.urdf_path),
+                srdf=str(embodiment.srdf_path),
+                move_group=embodiment.ee_link,
+                joint_vel_limits=np.full(n, joint_vel_limit_rad_s),
+                joint_acc_limits=np.full(n, joint_acc_limit_rad_s2),
+            )
+        self._planner.set_base_pose(_mp_pose(base_pose))
+        self._n_full = len(self._planner.user_joint_names)
+        self._arm_idx = list(self._planner.move_group_joint_indices)
+        other = mplib.ArticulatedModel(
+            str(embodiment.urdf_path), str(embodiment.srdf_path), name=f"other_arm_of_{side}"
+        )
+        other.set_base_pose(_mp_pose(other_base_pose))
+        self._planner.planning_world.add_articulation(other, False)
+        self._other = other
+        for name, (size, pose) in static_boxes.items():
+            self._planner.planning_world.add_object(_box_object(name, size, pose))
+        self._object_names: set[str] = set()
+        self._attached: str | None = None
+
+    @property
+    def joint_limits_rad(self) -> NDArray[np.float64]:
+        """(dof × 2) lower/upper limits of the planned joints."""
+        return np.asarray(self._planner.joint_limits[self._arm_idx], dtype=float)
+
+    def _full(self, q_arm: NDArray[np.float64]) -> NDArray[np.float64]:
+        q = np.zeros(self._n_full)
+        q[self._arm_idx] = q_arm
+        return q
+
+    def set_other_arm(self, q_other_arm: NDArray[np.float64]) -> None:
+        """Place the other arm's collision model at its current joint positions."""
+        q = np.zeros(self._n_full)
+        q[: len(q_other_arm)] = q_other_arm
+        self._other.set_qpos(q, True)
+
+    def set_object_boxes(self, boxes: Mapping[str, tuple[tuple[float, float, float], Pose]]) -> None:
+        """Replace the scene-object obstacles (name -> (box size, world pose))."""
+        world = self._planner.planning_world
+        for name in self._object_names:
+            world.remove_object(name)
+        for name, (size, pose) in boxes.items():
+            world.add_object(_box_object(name, size, pose))
+        self._object_names = set(boxes)
+
+    def attach_box(self, name: str, size_m: tuple[float, float, float], pose_in_ee: Pose) -> None:
+        """Treat a held object as a box moving with the end-effector (pose relative to the ee link)."""
+        self.detach()
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._planner.update_attached_box(list(size_m), _mp_pose(pose_in_ee))
+        self._attached = name
+
+    def detach(self) -> None:
+        if self._attached is not None:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self._planner.detach_object("attached_geom", also_remove=True)
+            self._attached = None
+
+    def fk(self, q_arm: NDArray[np.float64]) -> Pose:
+        """World pose of the end-effector link at joint positions ``q_arm``."""
+        pm = self._planner.pinocchio_model
+        pm.compute_forward_kinematics(self._full(q_arm))
+        T_base_ee = pm.get_link_pose(self._planner.move_group_link_id).to_transformation_matrix()
+        T = self._planner.robot.get_base_pose().to_transformation_matrix() @ T_base_ee
+        return Pose.from_matrix(T)
+
+    def ik(self, pose: Pose, q_start: NDArray[np.float64]) -> tuple[NDArray[np.float64] | None, str]:
+        """Collision-free joint positions reaching ``pose`` (closest to ``q_start``), or None and the reason."""
+        goal = self._planner.robot.get_base_pose().inv() * _mp_pose(pose)
+        with contextlib.redirect_stdout(io.StringIO()):
+            status, q = self._planner.IK(goal, self._full(q_start), return_closest=True, n_init_qpos=40)
+        if status != "Success" or q is None:
+            return None, f"no inverse-kinematics solution ({status})"
+        return np.asarray(q, dtype=float)[self._arm_idx], "ok"
+
+    def _result(self, planner: str, raw: Mapping[str, object], t0: float, q_start: NDArray[np.float64]) -> PlanResult:
+        dt = time.perf_counter() - t0
+        status = str(raw.get("status", "no status"))
+        if status != "Success":
+            return PlanResult(False, f"{planner} planning failed: {status}", planner, np.zeros((0, len(q_start))),
+                              planning_s=dt)  # fmt: skip
+        path = np.asarray(raw["position"], dtype=float)
+        if path.ndim != 2 or len(path) == 0:
+            path = q_start[None, :].copy()
+        return PlanResult(True, "ok", planner, path, PATH_DT_S, dt)
+
+    def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> PlanResult:
+        """RRT-Connect to a joint configuration (collision-checked)."""
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            raw = self._planner.plan_qpos(
+                [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
+            )
+        return self._result("rrt_connect", raw, t0, q_start)
+
+    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
+        """RRT-Connect to an end-effector pose: IK (closest collision-free solution), then a joint-space plan."""
+        t0 = time.perf_counter()
+        q_goal, why = self.ik(pose, q_start)
+        if q_goal is None:
+            empty = np.zeros((0, len(q_start)))
+            return PlanResult(False, why, "rrt_connect", empty, planning_s=time.perf_counter() - t0)
+        if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
+            return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S,
+                              time.perf_counter() - t0)  # fmt: skip
+        with contextlib.redirect_stdout(io.StringIO()):
+            raw = self._planner.plan_qpos(
+                [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
+            )
+        return self._result("rrt_connect", raw, t0, q_start)
+
+    def plan_straight(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
+        """Screw motion: the end-effector moves on a straight line (and a constant-axis rotation) to ``pose``."""
+        t0 = time.perf_counter()
+        if np.linalg.norm(self.fk(q_start).p - pose.p) < 1e-4:
+            return PlanResult(True, "already there", "screw", q_start[None, :].copy(), PATH_DT_S, 0.0)
+        with contextlib.redirect_stdout(io.StringIO()):
+            raw = self._planner.plan_screw(_mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05)
+        return self._result("screw", raw, t0, q_start)

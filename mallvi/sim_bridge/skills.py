@@ -1,0 +1,373 @@
+"""SimSkills: the ST-BiBench primitives (and the Tier-3 16-dim action) on the simulated dual-arm world.
+
+Every call returns a ``SkillResult``; a refusal (safety guard, arm allocation), an IK/planning failure or a
+grasp that closes on nothing is ``ok=False`` with the reason, never a silent no-op. Poses are world-frame
+``[x, y, z, qw, qx, qy, qz]`` lists of the end-effector (x = approach, y = finger opening, 0.12 m behind the
+grasp centre). Objects are resolved by name through ``world.truth``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
+
+from mallvi.robot_drivers.base import ArmSide, ObjectInfo, Pose, SkillResult, UnknownObjectError, parse_arm
+from mallvi.sim_bridge.motion import Motion
+from mallvi.sim_bridge.planning import PlanResult
+
+if TYPE_CHECKING:
+    from mallvi.sim_bridge.world import SimWorld
+
+log = logging.getLogger(__name__)
+
+GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
+_FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
+
+
+def _pose_from_list(values: Sequence[float], what: str) -> Pose | str:
+    """Parse [x, y, z, qw, qx, qy, qz]; returns the pose or why it is unusable."""
+    try:
+        v = [float(x) for x in values]
+    except (TypeError, ValueError):
+        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
+    if len(v) != 7:
+        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
+    if not all(math.isfinite(x) for x in v):
+        return f"{what} contains NaN or infinite values: {v}"
+    try:
+        return Pose.from_arrays(v[:3], v[3:])
+    except ValueError as e:
+        return f"{what}: {e}"
+
+
+def _with_rotation(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
+    T = np.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = p
+    return Pose.from_matrix(T)
+
+
+class SimSkills:
+    """The Actor's primitives on a ``SimWorld`` (implements the ``SkillAPI`` protocol)."""
+
+    def __init__(self, world: SimWorld) -> None:
+        self.world = world
+        self.motion = Motion(world)
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+    def _arm(self, arm_tag: str) -> ArmSide | SkillResult:
+        try:
+            return parse_arm(arm_tag)
+        except (ValueError, AttributeError) as e:
+            return SkillResult.failure(str(e))
+
+    def _object(self, name: str) -> ObjectInfo | SkillResult:
+        try:
+            return self.world.truth.get_object(name)
+        except UnknownObjectError as e:
+            return SkillResult.failure(str(e))
+
+    def _grasp_frames(self, info: ObjectInfo, contact_point_id: int | None) -> list[tuple[str, Pose]] | str:
+        """World grasp frames (x = approach into the object, y = finger opening) to try, best first."""
+        cps = {k: v for k, v in info.points.items() if k.startswith("cp")}
+        if contact_point_id is not None:
+            key = f"cp{int(contact_point_id)}"
+            if key not in cps:
+                return f"{info.name} has no contact point {contact_point_id}; it has {sorted(cps)}"
+            cps = {key: cps[key]}
+        frames: list[tuple[str, Pose]] = []
+        if cps:
+            for key in sorted(cps, key=lambda k: int(k[2:]) if k[2:].isdigit() else 999):
+                T = cps[key].as_matrix()
+                frames.append((key, cps[key]))
+                frames.append((key + "_flipped", _with_rotation(T[:3, 3], T[:3, :3] @ _FLIP_ABOUT_X)))
+            return frames
+        # No contact points: four top-down grasps at the centre, finger axis along the object's x or y.
+        T_obj = info.pose.as_matrix()
+        centre = T_obj[:3, 3] + T_obj[:3, 2] * info.size_m[2] / 2
+        yaw0 = math.atan2(T_obj[1, 0], T_obj[0, 0])
+        for k in range(4):
+            yaw = yaw0 + k * math.pi / 2
+            R = np.array([[0.0, math.cos(yaw), math.sin(yaw)], [0.0, math.sin(yaw), -math.cos(yaw)], [-1.0, 0.0, 0.0]])
+            frames.append((f"top{k}", _with_rotation(centre, R)))
+        return frames
+
+    def _ee_for(self, grasp: Pose, back_m: float) -> Pose:
+        T = grasp.as_matrix()
+        return _with_rotation(T[:3, 3] - back_m * T[:3, 0], T[:3, :3])
+
+    def _close_and_hold(self, side: ArmSide, pos: float, expected: str | None) -> tuple[str | None, str]:
+        arm = self.world.arms[side]
+        arm.set_gripper(pos)
+        return self.world.holder.try_hold(side, expected)
+
+    # -- Tier 2 primitives -------------------------------------------------------------------------------------
+    def grasp_actor(
+        self,
+        actor: str,
+        arm_tag: ArmSide,
+        pre_grasp_dis: float = 0.1,
+        grasp_dis: float = 0.0,
+        gripper_pos: float = 0.0,
+        contact_point_id: int | None = None,
+    ) -> SkillResult:
+        """Pre-grasp (RRT-Connect), straight approach, close, verify the object is between the fingers, lift."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        info = self._object(actor)
+        if isinstance(info, SkillResult):
+            return info
+        w = self.world
+        bad = w.guard.check_values("grasp parameters", [pre_grasp_dis, grasp_dis, gripper_pos])
+        if bad is None:
+            bad = w.guard.check_gripper(side, gripper_pos)
+        if bad is not None:
+            return SkillResult.failure(bad)
+        T = w.grasp_refusal_threshold_m
+        x = info.pose.position_m[0]
+        if T is not None and ((side == "left" and x > T) or (side == "right" and x < -T)):
+            return SkillResult.failure(
+                f"target {actor} is too far, {side} arm can not finish this 'grasp' action! Please use another arm!"
+            )
+        held = w.holder.held_by(side)
+        if held is not None:
+            return SkillResult.failure(f"the {side} arm already holds {held}; place or release it first")
+        frames = self._grasp_frames(info, contact_point_id)
+        if isinstance(frames, str):
+            return SkillResult.failure(frames)
+        offset = w.embodiment.tcp_offset_m
+        reasons: list[str] = []
+        chosen: tuple[str, Pose, PlanResult] | None = None
+        best_cost = math.inf
+        q_now = w.arms[side].joint_positions_rad()
+        for key, frame in frames:
+            ee_grasp = self._ee_for(frame, offset + grasp_dis)
+            ee_pre = self._ee_for(frame, offset + pre_grasp_dis)
+            why = w.guard.check_pose(side, ee_grasp) or w.guard.check_pose(side, ee_pre)
+            if why is not None:
+                reasons.append(f"{key}: {why}")
+                continue
+            q_grasp, why = w.planners[side].ik(ee_grasp, q_now)
+            if q_grasp is None:
+                reasons.append(f"{key}: grasp pose unreachable ({why})")
+                continue
+            plan = self.motion.plan(side, ee_pre, "free", exclude=frozenset())
+            if isinstance(plan, str):
+                reasons.append(f"{key}: {plan}")
+                continue
+            cost = float(np.abs(plan.path_rad[-1] - q_grasp).sum())
+            if cost < best_cost:
+                best_cost, chosen = cost, (key, frame, plan)
+            if cost < 0.5:
+                break
+        if chosen is None:
+            return SkillResult.failure(
+                f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(reasons[:4])
+            )
+        key, frame, plan = chosen
+        self.motion.execute({side: plan}, gripper_to={side: 1.0})
+        why_str = self.motion.move(side, self._ee_for(frame, offset + grasp_dis), "straight", frozenset({actor}))
+        if why_str is not None:
+            return SkillResult.failure(f"approach to {actor} failed: {why_str}")
+        name, why_hold = self._close_and_hold(side, gripper_pos, actor)
+        if name is None:
+            w.arms[side].set_gripper(1.0)
+            self.motion.move(side, self._ee_for(frame, offset + pre_grasp_dis), "straight")
+            return SkillResult.failure(f"grasp of {actor} failed: {why_hold}")
+        lift = w.arms[side].ee_pose()
+        target = Pose((lift.position_m[0], lift.position_m[1], lift.position_m[2] + GRASP_LIFT_M), lift.quat_wxyz)
+        why_lift = self.motion.move(side, target, "straight_then_free")
+        if why_lift is not None:
+            return SkillResult.failure(f"grasped {actor} but could not lift it: {why_lift}", grasp=key)
+        return SkillResult.success(grasp=key, object=actor)
+
+    def place_actor(
+        self,
+        actor: str,
+        arm_tag: ArmSide,
+        target_pose: Sequence[float],
+        functional_point_id: int | None = None,
+        pre_dis: float = 0.1,
+        dis: float = 0.02,
+        is_open: bool = True,
+        constrain: Literal["free", "align", "auto"] = "auto",
+    ) -> SkillResult:
+        """Move the held object so its functional point reaches ``target_pose`` (3 or 7 values), then release."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        info = self._object(actor)
+        if isinstance(info, SkillResult):
+            return info
+        w = self.world
+        if w.holder.held_by(side) != actor:
+            return SkillResult.failure(f"the {side} arm does not hold {actor}; grasp it first")
+        vals = list(target_pose) if isinstance(target_pose, Sequence) else []
+        if len(vals) not in (3, 7) or w.guard.check_values("target pose", vals) is not None:
+            return SkillResult.failure(f"target_pose must be 3 or 7 finite numbers, got {target_pose!r}")
+        bad = w.guard.check_values("place distances", [pre_dis, dis])
+        if bad is not None or constrain not in ("free", "align", "auto"):
+            return SkillResult.failure(bad or f"constrain must be 'free', 'align' or 'auto', got {constrain!r}")
+        fp_key = f"fp{int(functional_point_id)}" if functional_point_id is not None else "fp0"
+        if fp_key in info.points:
+            fp_world = info.points[fp_key].p
+        elif functional_point_id is None:
+            fp_world = info.pose.p
+        else:
+            return SkillResult.failure(f"{actor} has no functional point {functional_point_id}")
+        T_obj = info.pose.as_matrix()
+        R_new = T_obj[:3, :3]
+        mode = ("align" if len(vals) == 7 else "free") if constrain == "auto" else constrain
+        if mode == "align" and len(vals) == 7:
+            target_x = Pose.from_arrays(vals[:3], vals[3:]).as_matrix()[:3, 0]
+            yaw_delta = math.atan2(target_x[1], target_x[0]) - math.atan2(T_obj[1, 0], T_obj[0, 0])
+            R_new = Rotation.from_euler("z", yaw_delta).as_matrix() @ R_new
+        fp_in_obj = T_obj[:3, :3].T @ (fp_world - T_obj[:3, 3])
+        T_obj_new = np.eye(4)
+        T_obj_new[:3, :3] = R_new
+        T_obj_new[:3, 3] = np.asarray(vals[:3]) - R_new @ fp_in_obj
+        T_ee = w.arms[side].ee_pose().as_matrix()
+        T_ee_new = T_obj_new @ np.linalg.inv(T_obj) @ T_ee
+        approach = T_ee_new[:3, 0]
+        final = _with_rotation(T_ee_new[:3, 3] - dis * approach, T_ee_new[:3, :3])
+        pre = _with_rotation(T_ee_new[:3, 3] - pre_dis * approach, T_ee_new[:3, :3])
+        why = self.motion.move(side, pre, "free")
+        if why is not None:
+            return SkillResult.failure(f"cannot bring {actor} above the target: {why}")
+        why = self.motion.move(side, final, "straight")
+        if why is not None:
+            return SkillResult.failure(f"cannot lower {actor} onto the target: {why}")
+        if is_open:
+            w.holder.release(side)
+            w.arms[side].set_gripper(1.0)
+            why = self.motion.move(side, pre, "straight_then_free")
+            if why is not None:
+                return SkillResult.failure(f"placed {actor} but could not retreat: {why}")
+        return SkillResult.success(object=actor)
+
+    def move_by_displacement(
+        self,
+        arm_tag: ArmSide,
+        x: float = 0.0,
+        y: float = 0.0,
+        z: float = 0.0,
+        quat: Sequence[float] | None = None,
+        move_axis: Literal["world", "arm"] = "world",
+    ) -> SkillResult:
+        """Shift the end-effector by (x, y, z) metres in the world or its own frame, optionally to ``quat``."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        w = self.world
+        bad = w.guard.check_values("displacement", [x, y, z] + ([*quat] if quat is not None else []))
+        if bad is not None:
+            return SkillResult.failure(bad)
+        if move_axis not in ("world", "arm"):
+            return SkillResult.failure(f"move_axis must be 'world' or 'arm', got {move_axis!r}")
+        T = w.arms[side].ee_pose().as_matrix()
+        d = np.array([x, y, z], dtype=float)
+        p = T[:3, 3] + (T[:3, :3] @ d if move_axis == "arm" else d)
+        q = list(quat) if quat is not None else Pose.from_matrix(T).quat_wxyz
+        target = _pose_from_list([*p, *q], "displacement target")
+        if isinstance(target, str):
+            return SkillResult.failure(target)
+        why = self.motion.move(side, target, "straight_then_free")
+        return SkillResult.failure(why) if why else SkillResult.success(pose=w.arms[side].ee_pose().as_list())
+
+    def move_to_pose(self, arm_tag: ArmSide, target_pose: Sequence[float]) -> SkillResult:
+        """Free move (RRT-Connect) of the end-effector to ``[x, y, z, qw, qx, qy, qz]``."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        target = _pose_from_list(target_pose, "target_pose")
+        if isinstance(target, str):
+            return SkillResult.failure(target)
+        why = self.motion.move(side, target, "free")
+        return SkillResult.failure(why) if why else SkillResult.success(pose=self.world.arms[side].ee_pose().as_list())
+
+    def close_gripper(self, arm_tag: ArmSide, pos: float = 0.0) -> SkillResult:
+        """Close to ``pos``; an object found between both fingers becomes held."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        bad = self.world.guard.check_gripper(side, float(pos))
+        if bad is not None:
+            return SkillResult.failure(bad)
+        name, _ = self._close_and_hold(side, float(pos), None)
+        return SkillResult.success(holding=name)
+
+    def open_gripper(self, arm_tag: ArmSide, pos: float = 1.0) -> SkillResult:
+        """Open to ``pos``; whatever the arm held is released."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        bad = self.world.guard.check_gripper(side, float(pos))
+        if bad is not None:
+            return SkillResult.failure(bad)
+        released = self.world.holder.release(side)
+        self.world.arms[side].set_gripper(float(pos))
+        return SkillResult.success(released=released)
+
+    def back_to_origin(self, arm_tag: ArmSide) -> SkillResult:
+        """Free move back to the home configuration."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        plan = self.motion.plan_joints(side, np.asarray(self.world.embodiment.home_qpos_rad, dtype=float))
+        if isinstance(plan, str):
+            return SkillResult.failure(plan)
+        self.motion.execute({side: plan})
+        return SkillResult.success()
+
+    def get_arm_pose(self, arm_tag: ArmSide) -> SkillResult:
+        """The end-effector pose ``[x, y, z, qw, qx, qy, qz]`` in ``data["pose"]`` (and in the message)."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        pose = [round(v, 4) for v in self.world.arms[side].ee_pose().as_list()]
+        return SkillResult.success(f"{side} arm end-effector pose: {pose}", pose=pose)
+
+    # -- Tier 3 ------------------------------------------------------------------------------------------------
+    def execute_ee_action(self, action: Sequence[float]) -> SkillResult:
+        """[left xyz, left quat wxyz, left gripper, right xyz, right quat wxyz, right gripper]: both arms together."""
+        try:
+            vals = [float(v) for v in action]
+        except (TypeError, ValueError):
+            return SkillResult.failure(f"the action must be 16 numbers, got {action!r}")
+        if len(vals) != 16:
+            return SkillResult.failure(f"the action must be 16 numbers, got {len(vals)}")
+        w = self.world
+        bad = w.guard.check_values("action", vals)
+        if bad is not None:
+            return SkillResult.failure(bad)
+        plans: dict[ArmSide, PlanResult] = {}
+        grippers: dict[ArmSide, float] = {}
+        for side, chunk in (("left", vals[:8]), ("right", vals[8:])):
+            s: ArmSide = "left" if side == "left" else "right"
+            target = _pose_from_list(chunk[:7], f"{side} pose")
+            if isinstance(target, str):
+                return SkillResult.failure(target)
+            g = min(1.0, max(0.0, chunk[7]))
+            grippers[s] = g
+            plan = self.motion.plan(s, target, "straight_then_free")
+            if isinstance(plan, str):
+                return SkillResult.failure(plan)
+            plans[s] = plan
+        opening = {s: g for s, g in grippers.items() if g > w.arms[s].gripper_opening() + 1e-6}
+        for s in opening:
+            w.holder.release(s)
+        self.motion.execute(plans, gripper_to=grippers)
+        held: dict[str, str | None] = {}
+        for s in ("left", "right"):
+            side_s: ArmSide = "left" if s == "left" else "right"
+            if grippers[side_s] < 0.5 and w.holder.held_by(side_s) is None:
+                w.holder.try_hold(side_s)
+            held[s] = w.holder.held_by(side_s)
+        return SkillResult.success(held=held)
