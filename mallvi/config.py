@@ -1,0 +1,85 @@
+"""Run configuration: backends, model endpoint, perception, robot and ablation switches (validated on creation)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from mallvi.graph.context import Budgets
+
+Backend = Literal["rules", "llm"]
+PerceptionMode = Literal["sim", "color", "neural"]
+AGENTS = ("decomposer", "descriptor", "perceptor", "grounder", "thinker", "reflector")
+
+
+class ConfigError(ValueError):
+    """An invalid option or combination of options (reported as bad input)."""
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    """An OpenAI-compatible endpoint: base URL, models, key, timeout and retry budgets."""
+
+    base_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    vlm_model: str = "gpt-4o-mini"
+    api_key: str = field(default="", repr=False)
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    max_reasks: int = 2
+    backoff_s: float = 1.0
+
+    @staticmethod
+    def from_env(base_url: str | None = None, llm_model: str | None = None, vlm_model: str | None = None,
+                 **kw: float | int) -> LlmConfig:
+        """Fill base URL and key from ``MALLVI_BASE_URL`` / ``OPENAI_API_KEY`` when not given."""
+        return LlmConfig(
+            base_url=base_url or os.environ.get("MALLVI_BASE_URL"),
+            llm_model=llm_model or os.environ.get("MALLVI_LLM_MODEL", "gpt-4o-mini"),
+            vlm_model=vlm_model or os.environ.get("MALLVI_VLM_MODEL", llm_model or "gpt-4o-mini"),
+            api_key=os.environ.get("OPENAI_API_KEY", ""),
+            **kw,  # type: ignore[arg-type]
+        )
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything ``mallvi run`` can be told.
+
+    ``backend`` applies to every agent unless ``agent_backends`` overrides some ({"reflector": "llm"}).
+    """
+
+    backend: Backend = "rules"
+    agent_backends: dict[str, Backend] = field(default_factory=dict)
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    perception: PerceptionMode = "color"
+    robot: Literal["sim", "piper"] = "sim"
+    camera: Literal["sim", "realsense"] = "sim"
+    camera_name: str = "head"
+    reflector: bool = True
+    single_agent: bool = False
+    approve: bool = False
+    dry_run: bool = False
+    contingency: str | None = None
+    budgets: Budgets = field(default_factory=Budgets)
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("rules", "llm"):
+            raise ConfigError(f"backend must be 'rules' or 'llm', got {self.backend!r}")
+        for agent, b in self.agent_backends.items():
+            if agent not in AGENTS:
+                raise ConfigError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
+            if b not in ("rules", "llm"):
+                raise ConfigError(f"backend for {agent} must be 'rules' or 'llm', got {b!r}")
+        if self.perception not in ("sim", "color", "neural"):
+            raise ConfigError(f"perception must be sim, color or neural, got {self.perception!r}")
+        if self.uses_llm and not self.llm.base_url:
+            raise ConfigError("the llm backend needs a base URL (--base-url or MALLVI_BASE_URL)")
+
+    def backend_of(self, agent: str) -> Backend:
+        return self.agent_backends.get(agent, self.backend)
+
+    @property
+    def uses_llm(self) -> bool:
+        return any(self.backend_of(a) == "llm" for a in AGENTS)

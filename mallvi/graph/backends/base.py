@@ -1,0 +1,91 @@
+"""What each agent's backend must provide. ``rules`` and ``llm`` backends implement these; they can be mixed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from mallvi.graph.schemas import (
+    ActionPlan,
+    ActorReport,
+    Detection2D,
+    LlmCallRecord,
+    Plan,
+    SceneMemory,
+    SceneObject,
+    Subtask,
+    Verdict,
+)
+from mallvi.perception.observation import Observation
+
+if TYPE_CHECKING:
+    from mallvi.graph.context import GraphContext
+
+
+class RefusalError(ValueError):
+    """The instruction cannot be carried out (unparsable, unknown object, impossible); nothing may move."""
+
+
+class AgentFailure(RuntimeError):
+    """An agent could not produce a usable answer (e.g. the model kept answering invalid JSON)."""
+
+
+class CallLog:
+    """Collects the LLM calls one node made, so the node can put them into the state."""
+
+    def __init__(self) -> None:
+        self.records: list[LlmCallRecord] = []
+
+
+class DecomposerBackend(Protocol):
+    def decompose(self, instruction: str, scene: SceneMemory | None, log: CallLog) -> Plan:
+        """Raises RefusalError for an instruction that must not be executed."""
+        ...
+
+
+class DescriptorBackend(Protocol):
+    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+        ...
+
+
+class PerceptorBackend(Protocol):
+    def focus(self, subtask: Subtask, bindings: dict[str, str], scene: SceneMemory, log: CallLog) -> list[str]:
+        """The scene object ids the subtask involves (targets first)."""
+        ...
+
+
+class GrounderBackend(Protocol):
+    def choose(
+        self, subtask: Subtask, focus: list[str], scene: SceneMemory, candidates: dict[str, list[Detection2D]],
+        attempt: int, log: CallLog,
+    ) -> dict[str, Detection2D]:
+        """One detection per focus object id; a missing one is left out (never invented)."""
+        ...
+
+
+class ThinkerBackend(Protocol):
+    def think(
+        self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+        feedback: str | None, ctx: GraphContext, log: CallLog,
+    ) -> ActionPlan:
+        ...
+
+
+class ReflectorBackend(Protocol):
+    def reflect(
+        self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
+        ctx: GraphContext, log: CallLog,
+    ) -> Verdict:
+        ...
+
+
+@dataclass
+class AgentBackends:
+    """One backend per agent (the Projector and the Actor are tools, not models)."""
+
+    decomposer: DecomposerBackend
+    descriptor: DescriptorBackend
+    perceptor: PerceptorBackend
+    grounder: GrounderBackend
+    thinker: ThinkerBackend
+    reflector: ReflectorBackend

@@ -1,0 +1,185 @@
+"""The ``llm`` backend of each agent: a prompt file, a pydantic answer schema and checks against the scene.
+
+Answers that name objects which do not exist are rejected (and re-asked), never executed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from mallvi.graph.backends.base import CallLog, RefusalError
+from mallvi.graph.backends.llm import LlmClient, load_prompt
+from mallvi.graph.backends.rules.descriptor import relations_of
+from mallvi.graph.backends.rules.grammar import check_consistency
+from mallvi.graph.schemas import (
+    ActionPlan,
+    ActorReport,
+    Detection2D,
+    Plan,
+    Predicate,
+    SceneMemory,
+    SceneObject,
+    Subtask,
+    Verdict,
+)
+from mallvi.perception.observation import Observation
+
+if TYPE_CHECKING:
+    from mallvi.graph.context import GraphContext
+
+
+def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
+    items = objs.values() if isinstance(objs, dict) else objs
+    return json.dumps([{"id": o.id, "label": o.label, "color": o.color,
+                        "position_m": [round(v, 3) for v in o.position_m],
+                        "size_m": [round(v, 3) for v in o.size_m]} for o in items])
+
+
+class DecomposerAnswer(BaseModel):
+    refusal: str | None = None
+    subtasks: list[Subtask] = Field(default_factory=list)
+    goal: list[Predicate] = Field(default_factory=list)
+
+
+class LlmDecomposer:
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def decompose(self, instruction: str, scene: SceneMemory | None, log: CallLog) -> Plan:
+        def check(a: DecomposerAnswer) -> None:
+            if a.refusal is None and not a.subtasks:
+                raise ValueError("no subtasks and no refusal")
+
+        a = self.client.ask("decomposer", load_prompt("decomposer"), f"Instruction: {instruction}",
+                            DecomposerAnswer, log, check=check)
+        if a.refusal:
+            raise RefusalError(a.refusal)
+        subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(a.subtasks)]
+        check_consistency(subtasks, a.goal)
+        return Plan(subtasks=subtasks, goal=a.goal)
+
+
+class DescriptorObject(BaseModel):
+    id: str
+    label: str
+    color: str | None = None
+
+
+class DescriptorAnswer(BaseModel):
+    objects: list[DescriptorObject]
+    relations: list[Predicate] = Field(default_factory=list)
+
+
+class LlmDescriptor:
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+        objects = ctx.perception.scan(obs)
+        ids = {o.id for o in objects}
+
+        def check(a: DescriptorAnswer) -> None:
+            bad = [o.id for o in a.objects if o.id not in ids] + [x for p in a.relations for x in p.args
+                                                                   if x not in ids]
+            if bad:
+                raise ValueError(f"unknown object ids {sorted(set(bad))}; use only {sorted(ids)}")
+
+        a = self.client.ask("descriptor", load_prompt("descriptor"), f"Localised objects: {_objects_json(objects)}",
+                            DescriptorAnswer, log, images=[obs.rgb], check=check)
+        named = {o.id: o for o in a.objects}
+        merged = [o.model_copy(update={"label": named[o.id].label, "color": named[o.id].color or o.color})
+                  if o.id in named else o for o in objects]
+        return SceneMemory(objects=merged, relations=a.relations or relations_of(merged, ctx.table_top_z))
+
+
+class FocusAnswer(BaseModel):
+    focus: list[str]
+
+
+class LlmPerceptor:
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def focus(self, subtask: Subtask, bindings: dict[str, str], scene: SceneMemory, log: CallLog) -> list[str]:
+        ids = {o.id for o in scene.objects}
+
+        def check(a: FocusAnswer) -> None:
+            bad = [f for f in a.focus if f not in ids]
+            if bad or not a.focus:
+                raise ValueError(f"unknown ids {bad}; choose from {sorted(ids)}" if bad else "focus is empty")
+
+        user = f"Subtask: {subtask.model_dump_json()}\nBindings: {json.dumps(bindings)}\n" \
+               f"Scene objects: {_objects_json(scene.objects)}"
+        return self.client.ask("perceptor", load_prompt("perceptor"), user, FocusAnswer, log, check=check).focus
+
+
+class GroundAnswer(BaseModel):
+    choices: dict[str, int | None]
+
+
+class LlmGrounder:
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def choose(
+        self, subtask: Subtask, focus: list[str], scene: SceneMemory, candidates: dict[str, list[Detection2D]],
+        attempt: int, log: CallLog,
+    ) -> dict[str, Detection2D]:
+        def check(a: GroundAnswer) -> None:
+            for oid, i in a.choices.items():
+                if oid not in candidates:
+                    raise ValueError(f"{oid} is not one of the objects asked for ({sorted(candidates)})")
+                if i is not None and not 0 <= i < len(candidates[oid]):
+                    raise ValueError(f"{oid} has {len(candidates[oid])} candidates, index {i} does not exist")
+
+        table = {oid: [{"index": i, "box": list(d.box_xyxy), "score": round(d.score, 3), "label": d.label}
+                       for i, d in enumerate(cands)] for oid, cands in candidates.items()}
+        memory = {oid: list(o.position_m) for oid in focus if (o := scene.get(oid)) is not None}
+        user = f"Candidates: {json.dumps(table)}\nScene memory positions: {json.dumps(memory)}"
+        a = self.client.ask("grounder", load_prompt("grounder"), user, GroundAnswer, log, check=check)
+        return {oid: candidates[oid][i] for oid, i in a.choices.items() if i is not None}
+
+
+class LlmThinker:
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def think(
+        self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+        feedback: str | None, ctx: GraphContext, log: CallLog,
+    ) -> ActionPlan:
+        def check(a: ActionPlan) -> None:
+            bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
+            if bad:
+                raise ValueError(f"objects {bad} do not exist; use only {sorted(localized)}")
+            if not a.calls:
+                raise ValueError("the plan has no calls")
+
+        user = (f"Subtask: {subtask.model_dump_json()}\nLocalised objects: {_objects_json(localized)}\n"
+                f"Table top z: {ctx.table_top_z:.3f}\nAttempt: {attempt + 1}\n"
+                f"Last failure: {feedback or 'none'}\nRemembered first scan: {_objects_json(scene.initial)}")
+        return self.client.ask("thinker", load_prompt("thinker"), user, ActionPlan, log, check=check)
+
+
+class LlmReflector:
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def reflect(
+        self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
+        ctx: GraphContext, log: CallLog,
+    ) -> Verdict:
+        after = ctx.perception.scan(obs)
+
+        def check(v: Verdict) -> None:
+            if v.verdict == "failure" and v.blamed_agent is None:
+                raise ValueError("a failure must blame one agent")
+
+        user = (f"Subtask: {subtask.model_dump_json()}\nPost-condition: {[str(p) for p in subtask.post]}\n"
+                f"Actor feedback: {report.message}; commands: {[c.model_dump() for c in report.commands]}\n"
+                f"Before: {_objects_json(before)}\nAfter: {_objects_json(after)}")
+        return self.client.ask("reflector", load_prompt("reflector"), user, Verdict, log, images=[obs.rgb],
+                               check=check)

@@ -1,0 +1,100 @@
+"""Rules Reflector: re-observe, re-perceive and check the subtask's post-condition geometrically.
+
+Blame: an Actor failure is blamed as the Actor classified it (reach -> Thinker, grasp -> Projector, object
+matching -> Grounder); an object that is gone from view -> Grounder; an object that did not move -> Projector
+(the grasp point); an object that moved to the wrong place -> Thinker.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from mallvi.graph.backends.base import CallLog
+from mallvi.graph.binding import candidates_of
+from mallvi.graph.goals import Box, evaluate
+from mallvi.graph.nodes.common import refs_of
+from mallvi.graph.refs import ResolutionError, resolve
+from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
+from mallvi.perception.observation import Observation
+
+if TYPE_CHECKING:
+    from mallvi.graph.context import GraphContext
+
+PLACE_TOL_M = 0.035
+MOVED_MIN_M = 0.01
+HOLD_OPEN_MIN, HOLD_OPEN_MAX = 0.02, 0.85
+HOLD_DIST_M = 0.25
+
+
+class RulesReflector:
+    def reflect(
+        self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
+        ctx: GraphContext, log: CallLog,
+    ) -> Verdict:
+        if not report.ok:
+            return Verdict(verdict="failure", failure_category="execution_failed",
+                           blamed_agent=report.failed_stage or "actor", explanation=report.message)
+        fresh = ctx.perception.scan(obs)
+        cands = candidates_of(fresh)
+        boxes: dict[str, Box] = {}
+        for ref in refs_of(subtask):
+            try:
+                boxes[ref.key()] = Box.of_scene(next(o for o in fresh if o.id == resolve(ref, cands).name))
+            except ResolutionError:
+                pass
+        key = subtask.obj.key()
+        held_state = {arm: _holding(ctx, arm, boxes.get(key)) for arm in ("left", "right")}
+        if key not in boxes and not any(held_state.values()):
+            return Verdict(verdict="failure", failure_category="object_lost", blamed_agent="grounder",
+                           explanation=f"{subtask.obj.phrase} is not visible after the action")
+        results = evaluate(subtask.post, boxes, ctx.table_top_z,
+                           held=lambda arm: key if held_state.get(arm) else None)
+        failed = [r for r in results if not r.holds]
+        target = _place_target(report)
+        if target is not None and key in boxes and subtask.relation in ("slot", "at"):
+            d = math.dist(boxes[key].centre_m[:2], target[:2])
+            if d > PLACE_TOL_M:
+                failed_text = f"{subtask.obj.phrase} is {d * 100:.1f} cm from its target"
+                return self._wrong_place(subtask, before, boxes, failed_text)
+        if failed:
+            text = "; ".join(f"{r.predicate} does not hold ({r.detail})" for r in failed)
+            return self._wrong_place(subtask, before, boxes, text)
+        detail = "; ".join(f"{r.predicate}: {r.detail}" for r in results) or "the actions succeeded"
+        return Verdict(verdict="success", explanation=detail)
+
+    @staticmethod
+    def _wrong_place(subtask: Subtask, before: dict[str, SceneObject], boxes: dict[str, Box], text: str) -> Verdict:
+        key = subtask.obj.key()
+        prior = next((o for o in before.values() if o.color == subtask.obj.color and
+                      (subtask.obj.color or o.id == key)), None)
+        if prior is not None and key in boxes and math.dist(prior.position_m, boxes[key].centre_m) < MOVED_MIN_M:
+            return Verdict(verdict="failure", failure_category="grasp_failed", blamed_agent="projector",
+                           explanation=f"{subtask.obj.phrase} did not move: {text}")
+        return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
+                       explanation=text)
+
+
+def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
+    for c in report.commands:
+        if c.skill == "place_actor" and c.ok:
+            pose = c.args.get("target_pose")
+            if isinstance(pose, list) and len(pose) >= 3:
+                return (float(pose[0]), float(pose[1]), float(pose[2]))
+    return None
+
+
+def _holding(ctx: GraphContext, arm: str, box: Box | None) -> bool:
+    """Proprioception: the gripper is neither open nor fully closed, and the object is near that hand."""
+    if ctx.gripper_opening is None:
+        return False
+    opening = ctx.gripper_opening(arm)  # type: ignore[arg-type]
+    if not HOLD_OPEN_MIN < opening < HOLD_OPEN_MAX:
+        return False
+    if box is None:
+        return True  # hidden in the hand
+    pose = ctx.skills.get_arm_pose(arm)  # type: ignore[arg-type]
+    ee = pose.data.get("pose") if pose.ok else None
+    if ee is None:
+        return True
+    return math.dist(tuple(float(v) for v in list(ee)[:3]), box.centre_m) < HOLD_DIST_M

@@ -1,0 +1,146 @@
+"""Rules Thinker: geometric skill parameters for a subtask.
+
+Arm: the instruction's arm if it names one, else the object's side (x < 0 left, x >= 0 right); after a failure
+blamed on reach, the other arm. Place targets are the functional point 0 (bottom centre) of the moved object:
+on B -> B's top centre; in B -> B's floor; beside B -> ``SIDE_GAP_M`` off B's side on the table; an arrangement
+slot -> a free row of evenly spaced slots; a remembered location -> where the Descriptor first saw the object.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+
+if TYPE_CHECKING:
+    from mallvi.graph.context import GraphContext
+
+SIDE_GAP_M = 0.10
+SLOT_PITCH_M = 0.10
+ROW_Y_CHOICES_M = (-0.12, -0.04, 0.04, -0.18)
+CLEARANCE_M = 0.07
+LIFT_M = 0.10
+HANDOVER_LIFT_M = 0.15
+DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
+
+
+def side_of(obj: SceneObject) -> str:
+    return "left" if obj.position_m[0] < 0 else "right"
+
+
+def other(arm: str) -> str:
+    return "right" if arm == "left" else "left"
+
+
+def slot_targets(group_ids: list[str], scene: SceneMemory) -> list[tuple[float, float]]:
+    """Evenly spaced slots, centred at x = 0, on the first row free of objects outside the arrangement."""
+    n = len(group_ids)
+    xs = [(i - (n - 1) / 2) * SLOT_PITCH_M for i in range(n)]
+    others = [o for o in scene.objects if o.id not in group_ids]
+    members = [o for o in scene.objects if o.id in group_ids]
+    for y in ROW_Y_CHOICES_M:
+        if all(abs(o.position_m[1] - y) > CLEARANCE_M or all(abs(o.position_m[0] - x) > CLEARANCE_M for x in xs)
+               for o in others + members):
+            return [(x, y) for x in xs]
+    # no completely free row: the one with the fewest blockers (members will be moved out of the way in order)
+    return [(x, ROW_Y_CHOICES_M[0]) for x in xs]
+
+
+def _pick_arm(subtask: Subtask, obj: SceneObject, attempt: int, feedback: str | None) -> str:
+    if subtask.arm_hint in ("left", "right"):
+        return subtask.arm_hint
+    arm = side_of(obj)
+    reach_problem = feedback is not None and any(w in feedback.lower() for w in ("reach", "too far", "plan", "ik"))
+    return other(arm) if reach_problem and attempt % 2 == 1 else arm
+
+
+class RulesThinker:
+    def think(
+        self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+        feedback: str | None, ctx: GraphContext, log: CallLog,
+    ) -> ActionPlan:
+        obj = _find(localized, subtask.obj)
+        if obj is None:
+            raise AgentFailure(f"{subtask.obj.phrase!r} was not localised")
+        arm = _pick_arm(subtask, obj, attempt, feedback)
+        table_z = ctx.table_top_z
+        if subtask.action == "pick":
+            return ActionPlan(calls=[
+                SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
+                SkillCall(skill="move_by_displacement", arm=arm, args={"z": LIFT_M}),  # type: ignore[arg-type]
+            ], rationale=f"grasp {obj.id} with the {arm} arm and lift it {LIFT_M:.2f} m")
+        if subtask.action == "handover":
+            recv = other(arm)
+            return ActionPlan(calls=[
+                SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
+                SkillCall(skill="move_by_displacement", arm=arm,  # type: ignore[arg-type]
+                          args={"x": -obj.position_m[0] * 0.8, "z": HANDOVER_LIFT_M}),
+                SkillCall(skill="grasp_actor", arm=recv, object=obj.id),  # type: ignore[arg-type]
+                SkillCall(skill="open_gripper", arm=arm),  # type: ignore[arg-type]
+                SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
+            ], rationale=f"{arm} arm grasps {obj.id}, brings it to the middle, {recv} arm takes it")
+        target_xyz = self._place_target(subtask, obj, localized, scene, table_z, attempt)
+        pose = [*target_xyz, *DOWN_WXYZ]
+        return ActionPlan(calls=[
+            SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
+            SkillCall(skill="place_actor", arm=arm, object=obj.id, target_pose=pose,  # type: ignore[arg-type]
+                      args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
+            SkillCall(skill="move_by_displacement", arm=arm, args={"z": LIFT_M}),  # type: ignore[arg-type]
+            SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
+        ], rationale=f"move {obj.id} to ({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f}) "
+                     f"with the {arm} arm")
+
+    def _place_target(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
+                      scene: SceneMemory, table_z: float, attempt: int) -> tuple[float, float, float]:
+        rel = subtask.relation
+        if rel == "slot":
+            group = [_find(localized, r) for r in subtask.group]
+            ids = [g.id for g in group if g is not None]
+            slots = slot_targets(ids, scene)
+            x, y = slots[subtask.slot or 0]
+            return (x, y, table_z)
+        if rel == "at":
+            of = subtask.memory[0].of if subtask.memory else obj.id
+            remembered = next((o for o in scene.initial if o.id == of or _key_matches(o, of)), None)
+            if remembered is None:
+                raise AgentFailure(f"no remembered location of {of}")
+            return (remembered.position_m[0], remembered.position_m[1], table_z)
+        tgt = None
+        if subtask.target is not None:
+            tgt = _find(localized, subtask.target, exclude=obj.id)
+        if tgt is None:
+            raise AgentFailure(f"no localised target for {subtask.text!r}")
+        tx, ty, tz = tgt.position_m
+        top_z = tz + tgt.size_m[2] / 2
+        if rel == "on":
+            return (tx, ty, top_z)
+        if rel == "in":
+            return (tx, ty, tz - tgt.size_m[2] / 2 + 0.01)
+        gap = SIDE_GAP_M + 0.01 * attempt
+        if rel == "left_of":
+            return (tx - gap, ty, table_z)
+        if rel == "right_of":
+            return (tx + gap, ty, table_z)
+        if rel == "front_of":
+            return (tx, ty - gap, table_z)
+        if rel == "behind":
+            return (tx, ty + gap, table_z)
+        # next_to: on the side facing the object's current position
+        sign = -1.0 if obj.position_m[0] < tx else 1.0
+        return (tx + sign * gap, ty, table_z)
+
+
+def _key_matches(o: SceneObject, key: str) -> bool:
+    return key in (o.id, f"{o.color}_{o.label}", o.label)
+
+
+def _find(localized: dict[str, SceneObject], ref: ObjectRef, exclude: str | None = None) -> SceneObject | None:
+    from mallvi.graph.binding import candidates_of
+    from mallvi.graph.refs import ResolutionError, resolve
+
+    try:
+        name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else []).name
+    except ResolutionError:
+        return None
+    return localized[name]

@@ -1,0 +1,130 @@
+"""The runtime context: everything nodes use but must not change (drivers, perception, backends, stores).
+
+It is passed as LangGraph's ``context`` (``context_schema=GraphContext``) and never stored in the state.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.graph.backends.base import AgentBackends
+from mallvi.graph.schemas import Detection2D, SceneObject
+from mallvi.logviz.trace import TraceWriter
+from mallvi.perception.observation import Observation
+from mallvi.robot_drivers.base import ArmSide, SkillAPI, WorldModel
+
+log = logging.getLogger(__name__)
+
+
+class PerceptionPort(Protocol):
+    """The perception the graph needs, in its own plain types (an adapter wraps mallvi.perception)."""
+
+    def scan(self, obs: Observation) -> list[SceneObject]:
+        """Every object perception finds in the frame, localised in 3D."""
+        ...
+
+    def detect(self, obs: Observation, queries: dict[str, str]) -> dict[str, list[Detection2D]]:
+        """Candidate boxes per query key ({object id: text query}); an unseen object maps to []."""
+        ...
+
+    def localize(self, obs: Observation, det: Detection2D) -> SceneObject | None:
+        """The 3D object behind a detection (grasp centre and extent), None if depth is unusable."""
+        ...
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Retry budgets; the recursion limit is derived from them (``recursion_limit``)."""
+
+    max_attempts_per_subtask: int = 4
+    rescan_after_failures: int = 2
+    max_rescans_per_subtask: int = 1
+    max_subtasks: int = 12
+    max_total_attempts: int = 30
+
+    def __post_init__(self) -> None:
+        if self.max_attempts_per_subtask < 1 or self.max_subtasks < 1 or self.max_total_attempts < 1:
+            raise ValueError("budgets must allow at least one attempt and one subtask")
+
+    def recursion_limit(self, n_subtasks: int | None = None) -> int:
+        """Super-steps a run may need: start + per attempt (dispatch..reflector, 8 steps) + re-scans."""
+        n = min(n_subtasks or self.max_subtasks, self.max_subtasks)
+        attempts = min(n * self.max_attempts_per_subtask, self.max_total_attempts + n)
+        return 4 + attempts * 9 + n * self.max_rescans_per_subtask * 2 + 10
+
+
+class ArtifactStore:
+    """Images by id; the state only keeps ids. Also written to the trace when there is one."""
+
+    def __init__(self, trace: TraceWriter | None = None) -> None:
+        self._images: dict[str, NDArray[np.uint8]] = {}
+        self._paths: dict[str, str] = {}
+        self._trace = trace
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+
+    def put(self, name: str, rgb: NDArray[np.uint8], node: str = "") -> str:
+        with self._lock:
+            image_id = f"{next(self._counter):04d}_{name}"
+            self._images[image_id] = rgb
+        if self._trace is not None:
+            self._paths[image_id] = self._trace.save_image(image_id, rgb, node=node)
+        return image_id
+
+    def get(self, image_id: str) -> NDArray[np.uint8]:
+        return self._images[image_id]
+
+    def path(self, image_id: str) -> str | None:
+        return self._paths.get(image_id)
+
+    def __len__(self) -> int:
+        return len(self._images)
+
+
+@dataclass
+class GraphContext:
+    """Injected dependencies of one run.
+
+    Attributes:
+        skills: the Actor's primitives.
+        observe: returns a fresh observation from the main camera.
+        perception: the perception port.
+        backends: one backend per agent.
+        world: resolves robot-side object names (simulator truth in sim, the scene graph on a rig); the Actor
+            maps a perceived object to the nearest one within ``match_radius_m``.
+        gripper_opening: proprioception, 0 closed .. 1 open, per arm.
+        table_top_z: table height in metres (for "lifted" and place heights).
+        approve: interrupt before every Actor step for a human decision.
+        reflector_enabled: False for the no-reflector ablation (success assumed).
+    """
+
+    skills: SkillAPI
+    observe: Callable[[], Observation]
+    perception: PerceptionPort
+    backends: AgentBackends
+    world: WorldModel | None = None
+    gripper_opening: Callable[[ArmSide], float] | None = None
+    table_top_z: float = 0.74
+    budgets: Budgets = field(default_factory=Budgets)
+    artifacts: ArtifactStore = field(default_factory=ArtifactStore)
+    trace: TraceWriter | None = None
+    approve: bool = False
+    reflector_enabled: bool = True
+    match_radius_m: float = 0.03
+    on_progress: Callable[[str], None] | None = None
+
+    def emit(self, kind: str, **fields: object) -> None:
+        """Write a trace event when tracing; never raises for a closed trace."""
+        if self.trace is not None:
+            try:
+                self.trace.emit(kind, **fields)
+            except ValueError as e:  # closed file
+                log.debug("trace event %s dropped: %s", kind, e)

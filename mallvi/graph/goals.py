@@ -1,0 +1,147 @@
+"""Goal predicates and their evaluation over object geometry (simulator truth or a fresh perception pass).
+
+Relations (world frame, metres): ``left_of(a, b)`` means a has the smaller x (the robot's left);
+``front_of(a, b)`` means a is closer to the robot (smaller y); ``on(a, b)`` means a rests on b's top face;
+``in(a, b)`` means a's centre lies inside b's footprint, below b's rim; ``lifted(a)`` means a's bottom is at
+least ``LIFT_MIN_M`` above the table; ``held_by(a, arm)`` asks the gripper state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from mallvi.graph.schemas import ObjectRef, Predicate, SceneObject
+from mallvi.robot_drivers.base import ObjectInfo, WorldModel
+
+ORDER_MARGIN_M = 0.02
+ON_XY_SLACK_M = 0.02
+ON_Z_TOL_M = 0.02
+NEAR_M = 0.12
+LIFT_MIN_M = 0.03
+
+
+@dataclass(frozen=True)
+class Box:
+    """An object's centre and axis-aligned extent (metres, world frame)."""
+
+    name: str
+    centre_m: tuple[float, float, float]
+    size_m: tuple[float, float, float]
+
+    @property
+    def bottom_z(self) -> float:
+        return self.centre_m[2] - self.size_m[2] / 2
+
+    @property
+    def top_z(self) -> float:
+        return self.centre_m[2] + self.size_m[2] / 2
+
+    @staticmethod
+    def of_info(info: ObjectInfo) -> Box:
+        return Box(info.name, info.pose.position_m, info.size_m)
+
+    @staticmethod
+    def of_scene(obj: SceneObject) -> Box:
+        return Box(obj.id, obj.position_m, obj.size_m)
+
+
+class PredicateResult(BaseModel):
+    predicate: str
+    holds: bool
+    detail: str
+
+
+def _xy_dist(a: Box, b: Box) -> float:
+    return float(((a.centre_m[0] - b.centre_m[0]) ** 2 + (a.centre_m[1] - b.centre_m[1]) ** 2) ** 0.5)
+
+
+def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float) -> tuple[bool, str]:
+    """Check one geometric relation; returns (holds, a short explanation with the measured numbers)."""
+    if relation == "lifted":
+        h = a.bottom_z - table_top_z
+        return h >= LIFT_MIN_M, f"{a.name} bottom {h * 100:.1f} cm above the table"
+    if b is None:
+        raise ValueError(f"relation {relation!r} needs two objects")
+    dx = a.centre_m[0] - b.centre_m[0]
+    dy = a.centre_m[1] - b.centre_m[1]
+    if relation == "left_of":
+        return dx < -ORDER_MARGIN_M, f"x({a.name}) - x({b.name}) = {dx * 100:.1f} cm"
+    if relation == "right_of":
+        return dx > ORDER_MARGIN_M, f"x({a.name}) - x({b.name}) = {dx * 100:.1f} cm"
+    if relation == "front_of":
+        return dy < -ORDER_MARGIN_M, f"y({a.name}) - y({b.name}) = {dy * 100:.1f} cm"
+    if relation == "behind":
+        return dy > ORDER_MARGIN_M, f"y({a.name}) - y({b.name}) = {dy * 100:.1f} cm"
+    d = _xy_dist(a, b)
+    if relation == "near":
+        return d < NEAR_M, f"{a.name}-{b.name} {d * 100:.1f} cm apart"
+    if relation == "on":
+        gap = a.bottom_z - b.top_z
+        ok_xy = d < max(b.size_m[0], b.size_m[1]) / 2 + ON_XY_SLACK_M
+        ok_z = abs(gap) < ON_Z_TOL_M
+        return ok_xy and ok_z, f"{a.name} off-centre {d * 100:.1f} cm, gap above {b.name} {gap * 100:.1f} cm"
+    if relation == "in":
+        ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
+        ok_z = a.bottom_z < b.top_z
+        return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}"
+    raise ValueError(f"unknown relation {relation!r}")
+
+
+def evaluate(
+    predicates: Sequence[Predicate],
+    boxes: Mapping[str, Box],
+    table_top_z: float,
+    held: Callable[[str], str | None] | None = None,
+) -> list[PredicateResult]:
+    """Evaluate predicates whose args are keys of ``boxes`` (arms for held_by: "left"/"right").
+
+    ``held(arm)`` returns the key of the object in that arm's gripper, or None.
+    """
+    out: list[PredicateResult] = []
+    for p in predicates:
+        text = str(p)
+        if p.relation == "held_by":
+            obj, arm = p.args[0], p.args[1]
+            if held is None:
+                out.append(PredicateResult(predicate=text, holds=False, detail="gripper state unknown"))
+                continue
+            got = held(arm)
+            out.append(PredicateResult(predicate=text, holds=got == obj, detail=f"{arm} gripper holds {got}"))
+            continue
+        missing = [a for a in p.args if a not in boxes]
+        if missing:
+            out.append(PredicateResult(predicate=text, holds=False, detail=f"not found: {', '.join(missing)}"))
+            continue
+        a = boxes[p.args[0]]
+        b = boxes[p.args[1]] if len(p.args) > 1 else None
+        holds, detail = relation_holds(p.relation, a, b, table_top_z)
+        out.append(PredicateResult(predicate=text, holds=holds, detail=detail))
+    return out
+
+
+def truth_boxes(refs: Mapping[str, ObjectRef], world: WorldModel) -> tuple[dict[str, Box], dict[str, str]]:
+    """Boxes keyed by reference key, resolved independently against the world model's own objects.
+
+    Returns (boxes, errors): a reference that resolves to nothing or to several objects is in ``errors``.
+    """
+    from mallvi.graph.refs import Candidate, ResolutionError, resolve
+
+    infos = [world.get_object(n) for n in world.object_names()]
+    cands = [
+        Candidate(i.name, i.label, i.color, i.size_m[0] * i.size_m[1] * i.size_m[2], i.pose.position_m) for i in infos
+    ]
+    by_name = {i.name: i for i in infos}
+    boxes: dict[str, Box] = {}
+    errors: dict[str, str] = {}
+    for key, ref in refs.items():
+        try:
+            c = resolve(ref, cands)
+        except ResolutionError as e:
+            errors[key] = str(e)
+            continue
+        info = by_name[c.name]
+        boxes[key] = Box(key, info.pose.position_m, info.size_m)
+    return boxes, errors

@@ -1,0 +1,114 @@
+"""Actor node: run the Thinker's skill calls through the SkillAPI, stopping at the first failure.
+
+A perceived object is mapped to the robot-side name (simulator name, or scene-graph name on a rig) by the
+nearest 3D centre within ``ctx.match_radius_m``; a perception error therefore surfaces as a failure here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.context import GraphContext
+from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
+from mallvi.graph.state import GraphState
+from mallvi.robot_drivers.base import SkillResult, WorldModel
+
+log = logging.getLogger(__name__)
+
+
+def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) -> tuple[str | None, str]:
+    """The world-model name nearest to a perceived object's centre, within ``radius_m``; else (None, why)."""
+    if world is None:
+        return obj.id, "no world model: the perceived id is used"
+    best: tuple[float, str] | None = None
+    for name in world.object_names():
+        p = world.get_object(name).pose.position_m
+        d = math.dist(p, obj.position_m)
+        if best is None or d < best[0]:
+            best = (d, name)
+    if best is None or best[0] > radius_m:
+        where = ", ".join(f"{v:.3f}" for v in obj.position_m)
+        near = f"; nearest is {best[1]} at {best[0] * 100:.1f} cm" if best else ""
+        return None, f"no object within {radius_m * 100:.0f} cm of perceived {obj.id} at ({where}){near}"
+    return best[1], f"{obj.id} -> {best[1]} ({best[0] * 100:.1f} cm)"
+
+
+def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillResult:
+    s = ctx.skills
+    a: dict[str, Any] = {k: v for k, v in call.args.items() if v is not None}
+    if call.skill == "grasp_actor":
+        return s.grasp_actor(name or "", call.arm, **a)
+    if call.skill == "place_actor":
+        return s.place_actor(name or "", call.arm, call.target_pose or [], **a)
+    if call.skill == "move_by_displacement":
+        return s.move_by_displacement(call.arm, **a)
+    if call.skill == "move_to_pose":
+        return s.move_to_pose(call.arm, call.target_pose or [])
+    if call.skill == "open_gripper":
+        return s.open_gripper(call.arm, **a)
+    if call.skill == "close_gripper":
+        return s.close_gripper(call.arm, **a)
+    return s.back_to_origin(call.arm)
+
+
+def _blame_for(message: str) -> AgentName:
+    m = message.lower()
+    if any(w in m for w in ("too far", "unreachable", "reach", "ik ", "inverse kinematics", "plan", "collision",
+                            "workspace", "limit", "safety")):
+        return "thinker"
+    if any(w in m for w in ("grasp", "grip", "slip", "contact")):
+        return "projector"
+    return "actor"
+
+
+def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    plan = state.get("action_plan")
+    localized = state.get("localized", {})
+    records: list[CommandRecord] = []
+    if plan is None:
+        return {"actor_report": ActorReport(ok=False, message="no action plan", failed_stage="thinker")}
+    names: dict[str, str] = {}
+    for call in plan.calls:
+        if call.object is not None and call.object not in names:
+            obj = localized.get(call.object)
+            if obj is None:
+                return {"actor_report": ActorReport(ok=False, message=f"{call.object} was never localised",
+                                                    failed_stage="thinker")}
+            name, why = match_object(obj, ctx.world, ctx.match_radius_m)
+            if name is None:
+                return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder")}
+            names[call.object] = name
+    used_arms: set[str] = set()
+    for call in plan.calls:
+        name = names.get(call.object) if call.object else None
+        used_arms.add(call.arm)
+        try:
+            result = _call_skill(ctx, call, name)
+        except Exception as e:  # a driver fault must become a reported failure, not a crash
+            log.warning("skill %s raised: %s", call.skill, e)
+            result = SkillResult.failure(f"{call.skill} raised {type(e).__name__}: {e}")
+        args = {"object": name, "target_pose": call.target_pose, **call.args}
+        records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message))
+        ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message)
+        if not result.ok:
+            _recover(ctx, used_arms, records)
+            return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
+                                                commands=records, failed_stage=_blame_for(result.message))}
+    return {"actor_report": ActorReport(ok=True, message="all skills succeeded", commands=records)}
+
+
+def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord]) -> None:
+    """After a failure: open the grippers used and send those arms home, so a retry starts from a known state."""
+    for arm in sorted(arms):
+        for skill in ("open_gripper", "back_to_origin"):
+            try:
+                r = ctx.skills.open_gripper(arm) if skill == "open_gripper" else ctx.skills.back_to_origin(arm)  # type: ignore[arg-type]
+            except Exception as e:
+                r = SkillResult.failure(f"{type(e).__name__}: {e}")
+            records.append(CommandRecord(skill=skill, arm=arm, args={"recovery": True}, ok=r.ok, message=r.message))
+            ctx.emit("actor_command", arm=arm, skill=skill, args={"recovery": True}, ok=r.ok, message=r.message)

@@ -1,0 +1,65 @@
+"""Helpers shared by the node functions: timing records, progress lines, reference bookkeeping."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.context import GraphContext
+from mallvi.graph.schemas import NodeRecord, ObjectRef, Plan, Subtask
+from mallvi.graph.state import GraphState
+
+NodeFn = Callable[[GraphState, Runtime[GraphContext]], dict[str, Any]]
+
+
+def timed(name: str, fn: NodeFn) -> NodeFn:
+    """Wrap a node: adds a NodeRecord (duration) to ``trail`` and reports progress through the context."""
+
+    def run(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        idx = state.get("subtask_index")
+        attempt = state.get("attempts", {}).get(str(idx), 0) + 1
+        ctx = runtime.context
+        if ctx.on_progress is not None:
+            ctx.on_progress(f"{name} (subtask {idx}, attempt {attempt})")
+        t0 = time.perf_counter()
+        update = fn(state, runtime)
+        dt = time.perf_counter() - t0
+        outcome = "error" if update.get("stage_error") else "ok"
+        update["trail"] = [NodeRecord(node=name, subtask_index=idx, attempt=attempt, duration_s=dt, outcome=outcome)]
+        return update
+
+    run.__name__ = name
+    return run
+
+
+def current_subtask(state: GraphState) -> Subtask:
+    plan = state.get("plan")
+    idx = state.get("subtask_index", 0)
+    if plan is None or idx >= len(plan.subtasks):
+        raise RuntimeError("no current subtask")  # the router never sends us here then
+    return plan.subtasks[idx]
+
+
+def refs_of(subtask: Subtask) -> list[ObjectRef]:
+    refs = [subtask.obj] + ([subtask.target] if subtask.target else []) + list(subtask.group)
+    out: list[ObjectRef] = []
+    for r in refs:
+        if r.key() not in {o.key() for o in out}:
+            out.append(r)
+    return out
+
+
+def plan_refs(plan: Plan) -> dict[str, ObjectRef]:
+    refs: dict[str, ObjectRef] = {}
+    for s in plan.subtasks:
+        for r in refs_of(s):
+            refs.setdefault(r.key(), r)
+    return refs
+
+
+def attempt_of(state: GraphState) -> int:
+    """0-based attempt number of the current subtask."""
+    return int(state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0))

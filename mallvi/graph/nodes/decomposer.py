@@ -1,0 +1,24 @@
+"""Decomposer node: instruction -> typed subtasks and goal predicates (runs in parallel with the Descriptor)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import AgentFailure, CallLog, RefusalError
+from mallvi.graph.context import GraphContext
+from mallvi.graph.state import GraphState
+
+
+def decomposer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    log = CallLog()
+    try:
+        plan = ctx.backends.decomposer.decompose(state["instruction"], None, log)
+    except (RefusalError, AgentFailure) as e:
+        return {"refusal": str(e), "llm_calls": log.records}
+    if len(plan.subtasks) > ctx.budgets.max_subtasks:
+        return {"refusal": f"the plan has {len(plan.subtasks)} subtasks, more than the budget of "
+                           f"{ctx.budgets.max_subtasks}", "llm_calls": log.records}
+    return {"plan": plan, "llm_calls": log.records}

@@ -1,0 +1,37 @@
+"""Descriptor node: a scan of the scene into the scene graph (visual memory); also the re-scan on repeated failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.context import GraphContext
+from mallvi.graph.state import GraphState
+
+
+def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    log = CallLog()
+    obs = ctx.observe()
+    image_id = ctx.artifacts.put("descriptor_scan", obs.rgb, node="descriptor")
+    previous = state.get("scene")
+    try:
+        scene = ctx.backends.descriptor.describe(obs, ctx, previous, log)
+    except AgentFailure as e:
+        if previous is None:
+            return {"refusal": f"the scene could not be described: {e}", "llm_calls": log.records,
+                    "image_ids": [image_id]}
+        return {"llm_calls": log.records, "image_ids": [image_id]}
+    scene = scene.model_copy(update={
+        "image_id": image_id,
+        "scan_count": (previous.scan_count + 1) if previous else 1,
+        "initial": previous.initial if previous and previous.initial else list(scene.objects),
+    })
+    update: dict[str, Any] = {"scene": scene, "llm_calls": log.records, "image_ids": [image_id]}
+    if previous is not None:  # a re-scan: the subtask starts over from the Perceptor
+        idx = str(state.get("subtask_index", 0))
+        update["rescans"] = {**state.get("rescans", {}), idx: state.get("rescans", {}).get(idx, 0) + 1}
+        update["retry_from"] = "perceptor"
+    return update

@@ -1,0 +1,34 @@
+"""Dispatch node: joins Decomposer and Descriptor, binds references to the scene, and picks the next subtask."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import RefusalError
+from mallvi.graph.binding import bind_plan, complete_plan
+from mallvi.graph.context import GraphContext
+from mallvi.graph.state import GraphState
+
+
+def dispatch(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    if state.get("refusal") or state.get("status") != "running":
+        return {"status": "refused"} if state.get("refusal") else {}
+    plan, scene = state.get("plan"), state.get("scene")
+    if plan is None or scene is None:
+        return {"refusal": "no plan or no scene description", "status": "refused"}
+    started = bool(state.get("completed")) or bool(state.get("attempts"))
+    previous = state.get("bindings") or None
+    try:
+        bindings = bind_plan(plan, scene, previous if started else None)
+        if not started:
+            plan = complete_plan(plan, scene, bindings)
+    except RefusalError as e:
+        if not started:
+            return {"refusal": str(e), "status": "refused"}
+        bindings = previous or {}
+    update: dict[str, Any] = {"plan": plan, "bindings": bindings, "stage_error": None, "retry_from": None}
+    if state.get("subtask_index", 0) >= len(plan.subtasks):
+        update["status"] = "succeeded"
+    return update

@@ -1,0 +1,38 @@
+"""Grounder node: detect the focus objects in a fresh image; a missing detection is reported, never invented."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.context import GraphContext
+from mallvi.graph.nodes.common import attempt_of, current_subtask
+from mallvi.graph.schemas import StageError
+from mallvi.graph.state import GraphState
+
+
+def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    log = CallLog()
+    scene = state.get("scene")
+    assert scene is not None
+    obs = ctx.observe()
+    image_id = ctx.artifacts.put("grounder", obs.rgb, node="grounder")
+    queries = {}
+    for oid in state.get("focus", []):
+        o = scene.get(oid)
+        queries[oid] = " ".join(w for w in ((o.color if o else None), (o.label if o else oid)) if w)
+    candidates = ctx.perception.detect(obs, queries)
+    try:
+        chosen = ctx.backends.grounder.choose(current_subtask(state), state.get("focus", []), scene, candidates,
+                                              attempt_of(state), log)
+    except AgentFailure as e:
+        return {"stage_error": StageError(agent="grounder", message=str(e)), "llm_calls": log.records,
+                "image_ids": [image_id]}
+    missing = [oid for oid in state.get("focus", []) if oid not in chosen]
+    update: dict[str, Any] = {"detections": chosen, "llm_calls": log.records, "image_ids": [image_id]}
+    if missing:
+        update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}")
+    return update

@@ -1,0 +1,85 @@
+"""Reflector node: judge the attempt from a fresh observation, then decide where the graph goes next.
+
+Success moves on to the next subtask. A failure goes back to the agent the verdict blames; every
+``rescan_after_failures`` failures the Descriptor re-scans first (once per subtask by default); when the
+subtask's or the run's budget is spent the run ends with a failure report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.context import GraphContext
+from mallvi.graph.nodes.common import current_subtask
+from mallvi.graph.schemas import RETRYABLE_AGENTS, ActorReport, FailureReport, Verdict
+from mallvi.graph.state import GraphState
+
+
+def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, list[str]]:
+    err = state.get("stage_error")
+    if err is not None:
+        return Verdict(verdict="failure", failure_category=f"{err.agent}_failed", blamed_agent=err.agent,
+                       explanation=err.message), []
+    report = state.get("actor_report") or ActorReport(ok=False, message="the actor did not run")
+    obs = ctx.observe()
+    image_id = ctx.artifacts.put("reflector", obs.rgb, node="reflector")
+    try:
+        v = ctx.backends.reflector.reflect(current_subtask(state), report, state.get("localized", {}), obs, ctx, log)
+    except AgentFailure as e:
+        v = Verdict(verdict="failure", failure_category="reflector_failed", blamed_agent="thinker",
+                    explanation=f"no usable verdict: {e}")
+    return v, [image_id]
+
+
+def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
+    """State update for a verdict, including ``retry_from`` (the next node) and budgets."""
+    idx = state.get("subtask_index", 0)
+    key = str(idx)
+    history = [*state.get("history", []), v]
+    if v.verdict == "success":
+        return {"reflection": v, "history": [], "subtask_index": idx + 1, "completed": [idx],
+                "retry_from": "dispatch", "stage_error": None}
+    b = ctx.budgets
+    attempts = {**state.get("attempts", {}), key: state.get("attempts", {}).get(key, 0) + 1}
+    total = state.get("total_attempts", 0) + 1
+    update: dict[str, Any] = {"reflection": v, "history": history, "attempts": attempts, "total_attempts": total}
+    rescans = state.get("rescans", {}).get(key, 0)
+    if attempts[key] >= b.max_attempts_per_subtask or total >= b.max_total_attempts:
+        plan = state.get("plan")
+        text = plan.subtasks[idx].text if plan and idx < len(plan.subtasks) else None
+        why = "subtask budget" if attempts[key] >= b.max_attempts_per_subtask else "run budget"
+        update.update(status="failed", retry_from="end", failure_report=FailureReport(
+            subtask_index=idx, subtask=text, attempts=attempts[key], history=history,
+            reason=f"{why} exhausted after {attempts[key]} attempts; last: {v.explanation}"))
+    elif attempts[key] % b.rescan_after_failures == 0 and rescans < b.max_rescans_per_subtask:
+        update["retry_from"] = "descriptor"
+    else:
+        blamed = v.blamed_agent if v.blamed_agent in RETRYABLE_AGENTS else "thinker"
+        update["retry_from"] = blamed
+    return update
+
+
+def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    log = CallLog()
+    v, images = judge(state, ctx, log)
+    update = decide(state, ctx, v)
+    update.update(llm_calls=log.records, image_ids=images)
+    return update
+
+
+def advance(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """The no-reflector ablation: no check, no retry; the attempt is assumed done and the run moves on."""
+    idx = state.get("subtask_index", 0)
+    report = state.get("actor_report")
+    err = state.get("stage_error")
+    ok = err is None and report is not None and report.ok
+    why = err.message if err else (report.message if report else "the actor did not run")
+    v = Verdict(verdict="success" if ok else "failure", explanation="assumed (no reflector)" if ok else why,
+                failure_category=None if ok else "unverified", blamed_agent=None)
+    return {"reflection": v, "history": [*state.get("history", []), v] if not ok else state.get("history", []),
+            "subtask_index": idx + 1, "completed": [idx] if ok else [], "retry_from": "dispatch",
+            "stage_error": None}

@@ -1,0 +1,34 @@
+"""Thinker node: the subtask plus localised objects -> the skill calls the Actor will run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.context import GraphContext
+from mallvi.graph.nodes.common import attempt_of, current_subtask
+from mallvi.graph.schemas import StageError
+from mallvi.graph.state import GraphState
+
+
+def thinker(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    log = CallLog()
+    scene = state.get("scene")
+    assert scene is not None
+    history = state.get("history", [])
+    feedback = history[-1].explanation if history else None
+    try:
+        plan = ctx.backends.thinker.think(current_subtask(state), state.get("localized", {}), scene,
+                                          attempt_of(state), feedback, ctx, log)
+    except AgentFailure as e:
+        return {"action_plan": None, "stage_error": StageError(agent="thinker", message=str(e)),
+                "llm_calls": log.records}
+    localized = state.get("localized", {})
+    bad = [c.object for c in plan.calls if c.object is not None and c.object not in localized]
+    if bad:  # never execute a call on an object perception did not localise
+        return {"action_plan": None, "llm_calls": log.records,
+                "stage_error": StageError(agent="thinker", message=f"plan names unknown objects: {bad}")}
+    return {"action_plan": plan, "llm_calls": log.records}

@@ -1,0 +1,41 @@
+"""Routers of the graph: each returns one of a fixed set of node names (typed with Literal)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END
+
+from mallvi.graph.state import GraphState
+
+AfterDispatch = Literal["perceptor", "__end__"]
+AfterStage = Literal["next", "reflector"]
+AfterApprove = Literal["actor", "__end__"]
+AfterReflector = Literal["dispatch", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor", "__end__"]
+
+
+def after_dispatch(state: GraphState) -> AfterDispatch:
+    """Work on the current subtask, or stop (refused, all done, aborted)."""
+    if state.get("status") != "running":
+        return END
+    return "perceptor"
+
+
+def after_stage(state: GraphState) -> AfterStage:
+    """An agent that reported a problem goes straight to the Reflector (which blames it); else onward."""
+    return "reflector" if state.get("stage_error") is not None else "next"
+
+
+def after_approve(state: GraphState) -> AfterApprove:
+    return END if state.get("status") == "aborted" else "actor"
+
+
+def after_reflector(state: GraphState) -> AfterReflector:
+    """Where the Reflector's decision sends the run: the next subtask, the blamed agent, a re-scan or the end."""
+    if state.get("status") != "running":
+        return END
+    target = state.get("retry_from") or "dispatch"
+    if target in ("dispatch", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor"):
+        return target  # type: ignore[return-value]
+    return END
+

@@ -1,0 +1,192 @@
+"""Typed messages the agents exchange: subtasks, goal predicates, scene memory, skill calls, verdicts.
+
+Everything here is plain pydantic data so the graph state can be checkpointed. Positions are world-frame
+metres (+x robot's right, +y away from the robot, +z up).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AgentName = Literal["decomposer", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor", "reflector"]
+RETRYABLE_AGENTS: tuple[AgentName, ...] = ("perceptor", "grounder", "projector", "thinker", "actor")
+
+Action = Literal["pick", "place", "stack", "move", "handover", "push", "release"]
+PlaceRelation = Literal["on", "in", "left_of", "right_of", "next_to", "front_of", "behind", "at", "slot"]
+ArmHint = Literal["left", "right", "both", "one"]
+RelationName = Literal["on", "in", "left_of", "right_of", "front_of", "behind", "near", "held_by", "lifted"]
+SizeWord = Literal["largest", "smallest", "medium", "large", "small"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ObjectRef(_Model):
+    """A reference to an object as the instruction names it ("the red cube", "the largest block")."""
+
+    phrase: str
+    color: str | None = None
+    label: str | None = None
+    size: SizeWord | None = None
+
+    def key(self) -> str:
+        """A stable id for the reference: "red_block", "largest_block", "bowl"."""
+        parts = [p for p in (self.color, self.size if not self.color else None, self.label or "object") if p]
+        return "_".join(parts)
+
+
+class Predicate(_Model):
+    """A checkable goal fact, e.g. on(green_block, red_block) or held_by(red_block, left)."""
+
+    relation: RelationName
+    args: list[str]
+
+    def __str__(self) -> str:
+        return f"{self.relation}({', '.join(self.args)})"
+
+
+class MemoryTag(_Model):
+    """A reference into the Descriptor's memory, e.g. the previous location of an object."""
+
+    kind: Literal["previous_location"]
+    of: str = Field(description="object key whose remembered position is meant")
+
+
+class Subtask(_Model):
+    """One atomic manipulation with its post-condition."""
+
+    index: int = 0
+    text: str
+    action: Action
+    obj: ObjectRef
+    target: ObjectRef | None = None
+    relation: PlaceRelation | None = None
+    group: list[ObjectRef] = Field(default_factory=list, description="all objects of an arrangement, in order")
+    slot: int | None = Field(default=None, description="position in the arrangement, 0 = leftmost")
+    memory: list[MemoryTag] = Field(default_factory=list)
+    arm_hint: ArmHint | None = None
+    post: list[Predicate] = Field(default_factory=list)
+
+
+class Plan(_Model):
+    """The Decomposer's output: subtasks plus the instruction's goal as predicates."""
+
+    subtasks: list[Subtask]
+    goal: list[Predicate] = Field(default_factory=list)
+    arm_mode: ArmHint | None = None
+
+
+class SceneObject(_Model):
+    """An object as perception sees it, in the world frame."""
+
+    id: str
+    label: str
+    color: str | None = None
+    position_m: tuple[float, float, float]
+    size_m: tuple[float, float, float] = (0.04, 0.04, 0.04)
+    score: float = 1.0
+    source: str = ""
+
+
+class SceneMemory(_Model):
+    """The Descriptor's scene graph: objects and pairwise relations, plus the first scan kept as memory."""
+
+    objects: list[SceneObject]
+    relations: list[Predicate] = Field(default_factory=list)
+    image_id: str | None = None
+    scan_count: int = 1
+    initial: list[SceneObject] = Field(default_factory=list)
+
+    def get(self, object_id: str) -> SceneObject | None:
+        return next((o for o in self.objects if o.id == object_id), None)
+
+
+class Detection2D(_Model):
+    """A 2D detection in pixels: box [x0, y0, x1, y1]."""
+
+    query: str
+    box_xyxy: tuple[float, float, float, float]
+    score: float
+    label: str = ""
+    source: str = ""
+
+
+class SkillCall(_Model):
+    """One SkillAPI call. ``object`` names a perceived object id; the Actor maps it to the robot's name."""
+
+    skill: Literal[
+        "grasp_actor", "place_actor", "move_by_displacement", "move_to_pose", "open_gripper", "close_gripper",
+        "back_to_origin",
+    ]
+    arm: Literal["left", "right"]
+    object: str | None = None
+    target_pose: list[float] | None = None
+    args: dict[str, float | int | str | bool | None] = Field(default_factory=dict)
+
+
+class ActionPlan(_Model):
+    """The Thinker's output for one subtask."""
+
+    calls: list[SkillCall]
+    rationale: str = ""
+
+
+class CommandRecord(_Model):
+    skill: str
+    arm: str
+    args: dict[str, Any]
+    ok: bool
+    message: str
+
+
+class ActorReport(_Model):
+    ok: bool
+    message: str
+    commands: list[CommandRecord] = Field(default_factory=list)
+    failed_stage: AgentName | None = None
+
+
+class Verdict(_Model):
+    """The Reflector's judgement of one subtask attempt."""
+
+    verdict: Literal["success", "failure"]
+    failure_category: str | None = None
+    blamed_agent: AgentName | None = None
+    explanation: str = ""
+
+
+class StageError(_Model):
+    """An agent before the Actor could not do its job (e.g. no detection); the Reflector routes on it."""
+
+    agent: AgentName
+    message: str
+
+
+class LlmCallRecord(_Model):
+    node: str
+    model: str
+    latency_s: float
+    tokens_in: int = 0
+    tokens_out: int = 0
+    attempts: int = 1
+    ok: bool = True
+    error: str | None = None
+
+
+class NodeRecord(_Model):
+    node: str
+    subtask_index: int | None
+    attempt: int
+    duration_s: float
+    outcome: str = ""
+
+
+class FailureReport(_Model):
+    subtask_index: int | None
+    subtask: str | None
+    reason: str
+    attempts: int
+    history: list[Verdict] = Field(default_factory=list)

@@ -1,0 +1,85 @@
+"""The graph's state: plain, checkpointable data only (pydantic models, ids, numbers, lists).
+
+Drivers, models, images and the trace writer never live here; they come through the runtime context
+(context.py). Images are kept in the artifact store and referenced by id.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Literal, TypedDict
+
+from mallvi.graph.schemas import (
+    ActionPlan,
+    ActorReport,
+    Detection2D,
+    FailureReport,
+    LlmCallRecord,
+    NodeRecord,
+    Plan,
+    SceneMemory,
+    SceneObject,
+    StageError,
+    Verdict,
+)
+
+RunStatus = Literal["running", "succeeded", "failed", "refused", "aborted"]
+
+
+class GraphState(TypedDict, total=False):
+    """What flows between the agents.
+
+    ``subtask_index`` points into ``plan.subtasks``; ``attempts``/``rescans`` count per subtask index (as
+    strings, so the state stays JSON-friendly); ``total_attempts`` is checked against the run's budget.
+    """
+
+    instruction: str
+    plan: Plan | None
+    refusal: str | None
+    scene: SceneMemory | None
+    bindings: dict[str, str]
+    subtask_index: int
+    attempts: dict[str, int]
+    rescans: dict[str, int]
+    total_attempts: int
+    focus: list[str]
+    detections: dict[str, Detection2D]
+    localized: dict[str, SceneObject]
+    action_plan: ActionPlan | None
+    actor_report: ActorReport | None
+    stage_error: StageError | None
+    reflection: Verdict | None
+    history: list[Verdict]
+    retry_from: str | None
+    status: RunStatus
+    failure_report: FailureReport | None
+    completed: Annotated[list[int], operator.add]
+    llm_calls: Annotated[list[LlmCallRecord], operator.add]
+    trail: Annotated[list[NodeRecord], operator.add]
+    image_ids: Annotated[list[str], operator.add]
+
+
+def initial_state(instruction: str) -> GraphState:
+    """The state a run starts from."""
+    return GraphState(
+        instruction=instruction,
+        plan=None,
+        refusal=None,
+        scene=None,
+        bindings={},
+        subtask_index=0,
+        attempts={},
+        rescans={},
+        total_attempts=0,
+        focus=[],
+        detections={},
+        localized={},
+        action_plan=None,
+        actor_report=None,
+        stage_error=None,
+        reflection=None,
+        history=[],
+        retry_from=None,
+        status="running",
+        failure_report=None,
+    )
