@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+import sapien
 from numpy.typing import NDArray
 
 from mallvi.robot_drivers.base import ArmSide, Pose
@@ -46,7 +47,8 @@ class Motion:
     def _other(self, side: ArmSide) -> ArmSide:
         return "right" if side == "left" else "left"
 
-    def _sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset()) -> None:
+    def sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset()) -> None:
+        """Bring the planner's world up to date: other arm, scene objects (minus ``exclude``), held object."""
         w = self.world
         planner = w.planners[side]
         planner.set_other_arm(w.arms[self._other(side)].joint_positions_rad())
@@ -57,7 +59,8 @@ class Motion:
                 if name == held or name in exclude or w.holder.holder_of(name) is not None:
                     continue
                 size = tuple(max(0.004, s - 2 * OBSTACLE_SHRINK_M) for s in obj.size_m)
-                p = obj.entity.get_pose()
+                # object frames sit at the bottom centre (objects library convention); the box is centred
+                p = obj.entity.get_pose() * sapien.Pose([0.0, 0.0, obj.size_m[2] / 2])
                 boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))
         planner.set_object_boxes(boxes)
         attached = w.holder.held_pose_in_ee(side)
@@ -65,6 +68,7 @@ class Motion:
             planner.detach()
         else:
             size_m, rel = attached
+            rel = rel * sapien.Pose([0.0, 0.0, float(size_m[2]) / 2])
             shrunk = tuple(float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
             planner.attach_box(held or "held", (shrunk[0], shrunk[1], shrunk[2]), Pose.from_arrays(rel.p, rel.q))
 
@@ -81,11 +85,11 @@ class Motion:
         planner = w.planners[side]
         result: PlanResult | None = None
         if kind in ("straight", "straight_then_free"):
-            self._sync_planner(side, with_objects=False)
+            self.sync_planner(side, with_objects=False)
             result = planner.plan_straight(target, q0)
             self._record(result)
         if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
-            self._sync_planner(side, with_objects=True, exclude=exclude)
+            self.sync_planner(side, with_objects=True, exclude=exclude)
             result = planner.plan_to_pose(target, q0)
             self._record(result)
         assert result is not None
@@ -99,7 +103,7 @@ class Motion:
         reason = w.guard.check_values(f"{side} joint target", q_goal)
         if reason is not None:
             return reason
-        self._sync_planner(side, with_objects=True)
+        self.sync_planner(side, with_objects=True)
         result = w.planners[side].plan_to_qpos(q_goal, w.arms[side].joint_positions_rad())
         self._record(result)
         if not result.ok:

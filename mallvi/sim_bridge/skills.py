@@ -144,9 +144,9 @@ class SimSkills:
             return SkillResult.failure(frames)
         offset = w.embodiment.tcp_offset_m
         reasons: list[str] = []
-        chosen: tuple[str, Pose, PlanResult] | None = None
-        best_cost = math.inf
         q_now = w.arms[side].joint_positions_rad()
+        self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
+        options: list[tuple[float, str, Pose]] = []
         for key, frame in frames:
             ee_grasp = self._ee_for(frame, offset + grasp_dis)
             ee_pre = self._ee_for(frame, offset + pre_grasp_dis)
@@ -158,15 +158,19 @@ class SimSkills:
             if q_grasp is None:
                 reasons.append(f"{key}: grasp pose unreachable ({why})")
                 continue
-            plan = self.motion.plan(side, ee_pre, "free", exclude=frozenset())
+            q_pre, why = w.planners[side].ik(ee_pre, q_grasp)
+            if q_pre is None:
+                reasons.append(f"{key}: pre-grasp pose unreachable ({why})")
+                continue
+            options.append((float(np.abs(q_pre - q_now).sum() + np.abs(q_grasp - q_pre).sum()), key, frame))
+        chosen: tuple[str, Pose, PlanResult] | None = None
+        for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
+            plan = self.motion.plan(side, self._ee_for(frame, offset + pre_grasp_dis), "free")
             if isinstance(plan, str):
                 reasons.append(f"{key}: {plan}")
                 continue
-            cost = float(np.abs(plan.path_rad[-1] - q_grasp).sum())
-            if cost < best_cost:
-                best_cost, chosen = cost, (key, frame, plan)
-            if cost < 0.5:
-                break
+            chosen = (key, frame, plan)
+            break
         if chosen is None:
             return SkillResult.failure(
                 f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(reasons[:4])

@@ -106,7 +106,7 @@ class SimWorld:
         render: bool = True,
         embodiment: Embodiment | None = None,
         safety: SafetyConfig | None = None,
-        grasp_refusal_threshold_m: float | None = 0.1,
+        grasp_refusal_threshold_m: float | str | None = "scene",
     ) -> SimWorld:
         """Build the world for ``scene`` (a registered name or a ``SceneSpec``) and ``seed``.
 
@@ -116,9 +116,12 @@ class SimWorld:
             render: False builds no cameras at all (physics and skills only; ``observe`` then fails).
             embodiment: the arm description (default: the Piper-kinematics arm).
             safety: guard limits; the table height and joint limits are filled in from the world.
-            grasp_refusal_threshold_m: the benchmark's arm-allocation check for ``grasp_actor`` (None = off).
+            grasp_refusal_threshold_m: the benchmark's arm-allocation check for ``grasp_actor`` in metres
+                (None = off); "scene" takes the scene metadata's ``arm_allocation_threshold_m`` (default 0.1).
         """
         spec = _resolve_scene(scene)
+        if isinstance(grasp_refusal_threshold_m, str) and grasp_refusal_threshold_m != "scene":
+            raise ValueError(f"grasp_refusal_threshold_m must be metres, None or 'scene': {grasp_refusal_threshold_m}")
         unknown = [c for c in cameras if c not in FIXED_CAMERAS]
         if unknown:
             raise ValueError(f"unknown camera(s) {unknown}; available: {sorted(FIXED_CAMERAS)}")
@@ -126,7 +129,6 @@ class SimWorld:
         w.scene_name, w.seed, w._render = spec.name, int(seed), render
         w.embodiment = embodiment or default_embodiment()
         w.arm_spacing_m = float(spec.arm_spacing_m)
-        w.grasp_refusal_threshold_m = grasp_refusal_threshold_m
         rng = np.random.default_rng(seed)
         b = float(rng.uniform(*layout.TABLE_TOP_OFFSET_RANGE_M))
         w.table_top_z = layout.TABLE_TOP_NOMINAL_Z_M + b
@@ -141,6 +143,11 @@ class SimWorld:
         w.objects.update(contents.objects)
         w.instruction = contents.instruction
         w.metadata = dict(contents.metadata)
+        if isinstance(grasp_refusal_threshold_m, str):
+            t = w.metadata.get("arm_allocation_threshold_m", 0.1)
+            w.grasp_refusal_threshold_m = None if t is None else float(t)
+        else:
+            w.grasp_refusal_threshold_m = grasp_refusal_threshold_m
         w.holder = GraspHolder(w.scene, w.arms, w.objects)
         joint_limits = {s: tuple(map(tuple, w.planners[s].joint_limits_rad.tolist())) for s in ARM_SIDES}
         cfg = safety or SafetyConfig()
