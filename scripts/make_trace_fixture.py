@@ -223,7 +223,15 @@ def build_graph(writer: TraceWriter, scale_s: float, grounder_mistake: bool, act
             ]
         )
         pause(0.25)
-        writer.save_image("after", draw_scene(CUBES, gripper=True), node="reflector", camera="head", role="rgb")
+        (u, v), _, _ = CUBES[state["target"] or "red cube"]
+        writer.save_image(
+            "after",
+            draw_scene(CUBES, gripper=True),
+            node="reflector",
+            camera="head",
+            role="rgb",
+            boxes=[[u - HALF_PX - 2, v - HALF_PX - 2, u + HALF_PX + 2, v + HALF_PX + 2, state["target"], 0.9]],
+        )
         idx = str(state["subtask_index"])
         tries = state["attempts"].get(idx, 0)
         if give_up and state["subtask_index"] == 1:

@@ -1,0 +1,218 @@
+"""The Dash trace viewer: run list, one run's timeline and steps, the benchmark page; live while runs grow.
+
+Pages: ``/`` (runs), ``/run?path=KEY`` (one run), ``/bench?path=KEY`` (a ``mallvi bench`` folder). Everything is
+served from this process (Dash's bundled scripts, no external stylesheets or CDNs); no debug mode.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import dash
+from dash import Dash, Input, Output, State, dcc, html
+from dash.exceptions import PreventUpdate
+
+from mallvi.logviz.catalog import RunCatalog
+from mallvi.logviz.components.bench import bench_page
+from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
+from mallvi.logviz.components.step import step_panel
+from mallvi.logviz.components.timeline import timeline_figure
+from mallvi.logviz.reader import RunSummary
+
+log = logging.getLogger(__name__)
+
+ASSETS = Path(__file__).parent / "assets"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8050
+
+
+def create_app(root: str | Path, poll_ms: int = 1000) -> Dash:
+    """A viewer for the traces under ``root`` (see ``RunCatalog``); polls for new events every ``poll_ms``."""
+    catalog = RunCatalog(root)
+    app = Dash(
+        __name__,
+        title="mallvi traces",
+        serve_locally=True,
+        external_stylesheets=[],
+        external_scripts=[],
+        assets_folder=str(ASSETS),
+        suppress_callback_exceptions=True,
+        update_title="",
+    )
+    app.layout = html.Div(
+        [
+            dcc.Location(id="url"),
+            dcc.Interval(id="tick", interval=poll_ms),
+            html.Header(id="nav", className="nav"),
+            html.Main(id="page"),
+        ]
+    )
+    _register(app, catalog)
+    return app
+
+
+def serve(root: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    """Run the viewer until interrupted (blocking)."""
+    app = create_app(root)
+    log.info("trace viewer on http://%s:%d for %s", host, port, root)
+    app.run(host=host, port=port, debug=False, dev_tools_ui=False, dev_tools_hot_reload=False)
+
+
+def _register(app: Dash, catalog: RunCatalog) -> None:
+    @app.callback(
+        Output("nav", "children"), Output("page", "children"), Input("url", "pathname"), Input("url", "search")
+    )
+    def route(pathname: str | None, search: str | None) -> tuple[list[Any], Any]:
+        catalog.scan(force=True)
+        key = _query_path(search)
+        if pathname == "/run" and key is not None:
+            page = _run_page(catalog, key)
+        elif pathname == "/bench" and key is not None:
+            bench_dir = catalog.bench_dir(key)
+            page = bench_page(bench_dir, key, set(catalog.keys())) if bench_dir else _missing(f"benchmark {key!r}")
+        else:
+            page = _list_page()
+        return _nav(catalog), page
+
+    @app.callback(
+        Output("run-list", "children"),
+        Output("filter-task", "options"),
+        Output("filter-outcome", "options"),
+        Output("list-signature", "data"),
+        Input("tick", "n_intervals"),
+        Input("filter-task", "value"),
+        Input("filter-outcome", "value"),
+        State("list-signature", "data"),
+    )
+    def update_list(_: Any, tasks: list[str] | None, outcomes: list[str] | None, seen: Any) -> tuple[Any, ...]:
+        signature = [list(catalog.signature()), tasks, outcomes]
+        if dash.ctx.triggered_id == "tick" and signature == seen:
+            raise PreventUpdate
+        runs = catalog.runs()
+        task_options, outcome_options = filter_options(runs)
+        return run_table(filter_runs(runs, tasks, outcomes)), task_options, outcome_options, signature
+
+    @app.callback(
+        Output("timeline", "figure"),
+        Output("run-header", "children"),
+        Output("step-select", "options"),
+        Output("run-signature", "data"),
+        Input("tick", "n_intervals"),
+        State("run-key", "data"),
+        State("run-signature", "data"),
+    )
+    def update_run(_: Any, key: str | None, seen: Any) -> tuple[Any, ...]:
+        run = catalog.run(key) if key else None
+        if run is None:
+            raise PreventUpdate
+        if run.n_events == seen:
+            raise PreventUpdate
+        return timeline_figure(run), _run_header(run), _step_options(run), run.n_events
+
+    @app.callback(
+        Output("step", "children"),
+        Input("timeline", "clickData"),
+        Input("step-select", "value"),
+        State("run-key", "data"),
+    )
+    def show_step(click: dict[str, Any] | None, selected: int | None, key: str | None) -> Any:
+        run = catalog.run(key) if key else None
+        if run is None:
+            raise PreventUpdate
+        index: int | None = selected
+        if dash.ctx.triggered_id == "timeline" and click and click.get("points"):
+            custom = click["points"][0].get("customdata")
+            index = int(custom[0] if isinstance(custom, list) else custom)
+        if index is None:
+            return html.Div("Click a bar of the timeline to see that step.", className="empty")
+        return step_panel(run, index)
+
+
+def _list_page() -> html.Div:
+    return html.Div(
+        [
+            html.H2("Runs"),
+            html.Div(
+                [
+                    dcc.Dropdown(id="filter-task", multi=True, placeholder="filter by task"),
+                    dcc.Dropdown(id="filter-outcome", multi=True, placeholder="filter by outcome"),
+                ],
+                className="filters",
+            ),
+            dcc.Store(id="list-signature"),
+            html.Div(id="run-list", children=html.Div("loading…", className="empty")),
+        ]
+    )
+
+
+def _run_page(catalog: RunCatalog, key: str) -> html.Div:
+    run = catalog.run(key)
+    if run is None:
+        return _missing(f"run {key!r}")
+    return html.Div(
+        [
+            dcc.Store(id="run-key", data=key),
+            dcc.Store(id="run-signature"),
+            html.Div(_run_header(run), id="run-header"),
+            dcc.Graph(id="timeline", config={"displaylogo": False}, figure=timeline_figure(run)),
+            dcc.Dropdown(id="step-select", options=_step_options(run), placeholder="…or choose a step"),
+            html.Div(id="step", className="step-container"),
+        ]
+    )
+
+
+def _step_options(run: RunSummary) -> list[dict[str, Any]]:
+    return [
+        {"label": f"{ex.index}: {ex.label} (subtask {ex.subtask_index}, {ex.outcome})", "value": ex.index}
+        for ex in run.node_execs
+    ]
+
+
+def _run_header(run: RunSummary) -> html.Div:
+    live = html.Span(" ● live", className="live") if not run.finished else ""
+    duration = f"{run.duration_s:.1f} s" if run.duration_s is not None else "-"
+    facts = [
+        ("task", run.task or "-"),
+        ("instruction", run.instruction or "-"),
+        ("outcome", run.outcome + (f" ({run.status})" if run.status else "")),
+        ("duration", duration),
+        ("LLM calls", str(run.llm_calls)),
+        ("tokens", f"{run.tokens_in:,} in / {run.tokens_out:,} out"),
+        ("node runs", str(len(run.node_execs))),
+    ]
+    failure = run.run_end.get("failure_report") if run.run_end else None
+    children: list[Any] = [
+        html.H2([f"Run {run.run_id}", live]),
+        html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in facts], className="facts", id="run-facts"),
+    ]
+    if failure:
+        children.append(html.Pre(str(failure), className="failure-report"))
+    return html.Div(children)
+
+
+def _nav(catalog: RunCatalog) -> list[Any]:
+    links: list[Any] = [html.B("mallvi traces"), dcc.Link("Runs", href="/", id="nav-runs")]
+    for i, key in enumerate(catalog.bench_keys):
+        label = "Benchmark" if key == "." else f"Benchmark: {key}"
+        links.append(dcc.Link(label, href="/bench?path=" + quote(key, safe=""), id=f"nav-bench-{i}"))
+    links.append(html.Span(str(catalog.root), className="root"))
+    return links
+
+
+def _missing(what: str) -> html.Div:
+    return html.Div(
+        [
+            html.H2("Not found"),
+            html.P(f"There is no {what} under this folder."),
+            dcc.Link("back to the runs", href="/"),
+        ],
+        className="empty",
+    )
+
+
+def _query_path(search: str | None) -> str | None:
+    values = parse_qs((search or "").lstrip("?")).get("path")
+    return values[0] if values else None

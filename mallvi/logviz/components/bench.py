@@ -1,0 +1,176 @@
+"""The benchmark page: our success per task beside the paper's numbers, and the episodes with their traces."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dash import dcc, html
+
+from mallvi.logviz.catalog import read_json, read_jsonl
+from mallvi.logviz.components.runlist import run_href
+
+log = logging.getLogger(__name__)
+
+#: how many of the paper's models to show beside ours
+MAX_PAPER_MODELS = 4
+
+
+@dataclass
+class TaskRow:
+    task: str
+    episodes: int | None = None
+    success_rate: float | None = None  # 0..1
+    score: float | None = None  # Tier 1 mean spatial score, 0..100
+    paper: dict[str, float | None] = field(default_factory=dict)  # model -> % (from results.json)
+
+
+def parse_results(results: Any) -> tuple[str, list[TaskRow]]:
+    """The tier and per-task rows of a ``results.json``; tolerant of a ``tasks`` dict or list, or task keys."""
+    if not isinstance(results, Mapping):
+        return "", []
+    raw_config = results.get("config")
+    config: Mapping[str, Any] = raw_config if isinstance(raw_config, Mapping) else {}
+    tier = str(results.get("tier") or config.get("tier") or "")
+    tasks = results.get("tasks", results.get("per_task"))
+    items: list[tuple[str, Any]] = []
+    if isinstance(tasks, Mapping):
+        items = list(tasks.items())
+    elif isinstance(tasks, list):
+        items = [(str(t.get("task") or t.get("name")), t) for t in tasks if isinstance(t, Mapping)]
+    else:
+        items = [(k, v) for k, v in results.items() if isinstance(v, Mapping) and "success_rate" in v]
+    rows = []
+    for name, entry in items:
+        if not isinstance(entry, Mapping):
+            continue
+        rate = _num(entry.get("success_rate"))
+        if rate is not None and rate > 1.0:  # given in percent
+            rate /= 100.0
+        raw_paper = entry.get("paper")
+        paper: Mapping[str, Any] = raw_paper if isinstance(raw_paper, Mapping) else {}
+        if not paper and _num(entry.get("paper_success")) is not None:
+            paper = {"paper": _num(entry.get("paper_success"))}
+        rows.append(
+            TaskRow(
+                task=name,
+                episodes=int(e) if (e := _num(entry.get("episodes"))) is not None else None,
+                success_rate=rate,
+                score=_num(entry.get("score")),
+                paper={str(k): _num(v) for k, v in paper.items()},
+            )
+        )
+    return tier, rows
+
+
+def paper_numbers(tier: str, tasks: list[str]) -> dict[str, dict[str, float | None]]:
+    """model -> task -> the paper's % from ``mallvi.bench.anchors`` (empty when unavailable)."""
+    try:
+        from mallvi.bench import anchors
+    except ImportError:
+        return {}
+    out: dict[str, dict[str, float | None]] = {}
+    try:
+        available = anchors.models(tier)  # type: ignore[arg-type]
+        wanted = [m for m in getattr(anchors, "DEFAULT_ANCHOR_MODELS", available) if m in available]
+        for model in wanted[:MAX_PAPER_MODELS]:
+            scores = anchors.task_scores(tier, model)  # type: ignore[arg-type]
+            out[model] = {t: scores.get(t) for t in tasks}
+    except (KeyError, AttributeError, TypeError, ValueError) as e:
+        log.warning("no paper numbers for tier %r: %s", tier, e)
+        return {}
+    return out
+
+
+def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
+    """Per-task table (ours beside the paper's) and the episode list of one bench output folder."""
+    results = read_json(bench_dir / "results.json")
+    tier, rows = parse_results(results)
+    children: list[Any] = [
+        html.H2(f"Benchmark: {key if key != '.' else bench_dir.name}"),
+        html.Div(f"tier: {tier or 'unknown'}", className="tier"),
+    ]
+    if not rows:
+        children.append(html.Div("results.json is missing or has no per-task results", className="empty"))
+    else:
+        children.append(_task_table(tier, rows))
+    table_md = bench_dir / "table.md"
+    if table_md.is_file():
+        children.append(html.Details([html.Summary("table.md"), dcc.Markdown(table_md.read_text(encoding="utf-8"))]))
+    episodes = read_jsonl(bench_dir / "episodes.jsonl")
+    if episodes:
+        children.append(html.H3(f"Episodes ({len(episodes)})"))
+        children.append(_episode_table(bench_dir, key, episodes, trace_keys))
+    return html.Div(children, className="bench")
+
+
+def _task_table(tier: str, rows: list[TaskRow]) -> html.Table:
+    paper = paper_numbers(tier, [r.task for r in rows])
+    if not paper:  # fall back to numbers stored in results.json
+        for r in rows:
+            for model, value in r.paper.items():
+                paper.setdefault(model, {})[r.task] = value
+    models = list(paper)
+    ours_title = "ours: score" if tier == "grounding" else "ours: success %"
+    header = html.Thead(
+        html.Tr([html.Th("task"), html.Th("episodes"), html.Th(ours_title)] + [html.Th(f"paper: {m}") for m in models])
+    )
+    body = []
+    for r in rows:
+        ours = (
+            r.score
+            if tier == "grounding" and r.score is not None
+            else (100.0 * r.success_rate if r.success_rate is not None else None)
+        )
+        body.append(
+            html.Tr(
+                [
+                    html.Td(r.task),
+                    html.Td("-" if r.episodes is None else str(r.episodes)),
+                    html.Td(_pct(ours), className="ours"),
+                ]
+                + [html.Td(_pct(paper[m].get(r.task)), className="paper") for m in models]
+            )
+        )
+    return html.Table([header, html.Tbody(body)], className="bench-table", id="bench-table")
+
+
+def _episode_table(bench_dir: Path, key: str, episodes: list[dict[str, Any]], trace_keys: set[str]) -> html.Table:
+    header = html.Thead(html.Tr([html.Th(c) for c in ("task", "seed", "status", "success", "score", "trace")]))
+    body = []
+    for ep in episodes:
+        trace = ep.get("trace")
+        trace_key = _trace_key(key, str(trace)) if trace else None
+        link: Any = dcc.Link("open", href=run_href(trace_key)) if trace_key in trace_keys else "-"
+        success = ep.get("success")
+        body.append(
+            html.Tr(
+                [
+                    html.Td(str(ep.get("task", "-"))),
+                    html.Td(str(ep.get("seed", "-"))),
+                    html.Td(str(ep.get("status", "-"))),
+                    html.Td(str(success), className=f"outcome {'success' if success else 'failure'}"),
+                    html.Td(_pct(_num(ep.get("score")))),
+                    html.Td(link),
+                ]
+            )
+        )
+    return html.Table([header, html.Tbody(body)], className="episodes", id="episode-table")
+
+
+def _trace_key(bench_key: str, trace: str) -> str:
+    rel = Path(trace)
+    if rel.is_absolute():
+        return rel.as_posix()
+    return (Path(bench_key) / rel).as_posix() if bench_key != "." else rel.as_posix()
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -1,0 +1,145 @@
+"""The detail panel of one node execution: verdict, images with overlays, LLM calls, events, inputs/outputs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dash import dcc, html
+
+from mallvi.logviz.components.overlay import render_overlay
+from mallvi.logviz.components.scene_graph import scene_graph_figure
+from mallvi.logviz.reader import NodeExec, RunSummary
+
+_EVENT_TITLES = {
+    "actor_command": "Actor command",
+    "safety_refusal": "Safety refusal",
+    "fault_injected": "Injected fault",
+    "error": "Error",
+}
+
+
+def step_panel(run: RunSummary, index: int) -> html.Div:
+    """Everything recorded about execution ``index`` of ``run``."""
+    if not 0 <= index < len(run.node_execs):
+        return html.Div(f"no node execution #{index} in this run", className="empty")
+    ex = run.node_execs[index]
+    children: list[Any] = [html.H3(f"{ex.label}", id="step-title"), _facts(ex)]
+    if ex.verdict:
+        children.append(_verdict(ex.verdict))
+    if ex.blamed_by is not None:
+        blamer = run.node_execs[ex.blamed_by]
+        why = (blamer.verdict or {}).get("explanation", "")
+        children.append(html.Div(f"Blamed by {blamer.label}: {why}", className="blamed"))
+    children.extend(_images(run, ex))
+    children.extend(_llm_calls(ex))
+    events = [e for e in ex.events if e.get("kind") in _EVENT_TITLES]
+    if events:
+        children.append(html.H4("Commands and events"))
+        children.append(html.Ul([_event_item(e) for e in events], className="events"))
+    graph = _scene_graph_until(run, index)
+    if graph is not None:
+        children.append(html.H4("Scene graph"))
+        children.append(
+            dcc.Graph(
+                id="scene-graph",
+                figure=scene_graph_figure(graph.get("objects") or [], graph.get("relations") or []),
+                config={"displaylogo": False},
+            )
+        )
+    children.append(html.H4("Inputs (summarised state)"))
+    children.append(html.Pre(_json(ex.inputs), className="json", id="step-inputs"))
+    children.append(html.H4("Outputs (state update)"))
+    children.append(html.Pre(_json(ex.outputs if ex.error is None else ex.error), className="json", id="step-outputs"))
+    return html.Div(children, className="step")
+
+
+def _facts(ex: NodeExec) -> html.Table:
+    duration = f"{ex.duration_s:.3f} s" if ex.duration_s is not None else "still running"
+    rows = [
+        ("node", ex.node),
+        ("attempt", str(ex.attempt)),
+        ("subtask", "-" if ex.subtask_index is None else str(ex.subtask_index)),
+        ("duration", duration),
+        ("outcome", ex.outcome),
+        ("next", json.dumps(ex.route) if ex.route is not None else "-"),
+    ]
+    return html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows], className="facts")
+
+
+def _verdict(verdict: dict[str, Any]) -> html.Div:
+    ok = str(verdict.get("verdict")).lower() in ("success", "ok", "true")
+    return html.Div(
+        [
+            html.B(f"Verdict: {verdict.get('verdict')}"),
+            html.Span(f" · blamed: {verdict.get('blamed_agent') or '-'}"),
+            html.Span(f" · category: {verdict.get('failure_category') or '-'}"),
+            html.Div(str(verdict.get("explanation") or "")),
+        ],
+        className="verdict ok" if ok else "verdict failure",
+        id="step-verdict",
+    )
+
+
+def _images(run: RunSummary, ex: NodeExec) -> list[Any]:
+    shown = [a for a in ex.artifacts if (a.get("meta") or {}).get("role") != "mask"]
+    if not shown:
+        return []
+    out: list[Any] = [html.H4("Images")]
+    for i, artifact in enumerate(shown):
+        url, captions = render_overlay(run.directory, artifact)
+        title = f"{artifact.get('name', '')} ({artifact.get('path')})"
+        body: list[Any] = [html.Div(title, className="image-title")]
+        if url is not None:
+            body.append(html.Img(src=url, className="step-image", id=f"step-image-{i}", alt=title))
+        body.append(html.Ul([html.Li(c) for c in captions], className="overlay-list"))
+        out.append(html.Figure(body, className="image-card"))
+    return out
+
+
+def _llm_calls(ex: NodeExec) -> list[Any]:
+    out: list[Any] = []
+    for i, call in enumerate(ex.llm_calls):
+        tokens = f"{call.get('tokens_in') or 0} in / {call.get('tokens_out') or 0} out tokens"
+        latency = call.get("latency_s")
+        timing = f" · {latency:.3f} s" if isinstance(latency, int | float) else ""
+        head = f"LLM call {i + 1}: {call.get('model') or '?'}{timing} · {tokens}"
+        prompt = call.get("prompt")
+        prompt_text = (
+            "\n\n".join(f"[{m.get('role')}]\n{m.get('content')}" for m in prompt if isinstance(m, dict))
+            if isinstance(prompt, list)
+            else str(prompt)
+        )
+        block: list[Any] = [
+            html.H4(head),
+            html.Div("Prompt", className="label"),
+            html.Pre(prompt_text, className="llm-prompt"),
+            html.Div("Response", className="label"),
+            html.Pre(str(call.get("response") or ""), className="llm-response"),
+        ]
+        if call.get("error"):
+            block.append(html.Div(f"Error: {call['error']}", className="error"))
+        out.append(html.Div(block, className="llm-call"))
+    return out
+
+
+def _event_item(event: dict[str, Any]) -> html.Li:
+    kind = str(event.get("kind"))
+    fields = {k: v for k, v in event.items() if k not in ("v", "seq", "t", "run_id", "kind")}
+    bad = kind in ("safety_refusal", "fault_injected", "error") or fields.get("ok") is False
+    return html.Li(
+        [html.B(_EVENT_TITLES.get(kind, kind) + ": "), html.Code(_json(fields, indent=None))],
+        className="event bad" if bad else "event",
+    )
+
+
+def _scene_graph_until(run: RunSummary, index: int) -> dict[str, Any] | None:
+    for ex in reversed(run.node_execs[: index + 1]):
+        for event in reversed(ex.events):
+            if event.get("kind") == "scene_graph":
+                return event
+    return None
+
+
+def _json(value: Any, indent: int | None = 2) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, default=str)

@@ -1,0 +1,131 @@
+"""The timeline of one run: a bar per node execution, coloured by outcome, with the Reflector's retry routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from mallvi.logviz.reader import NodeExec, RunSummary
+
+#: outcome -> (legend name, colour)
+OUTCOME_STYLE: dict[str, tuple[str, str]] = {
+    "ok": ("ok", "#43a047"),
+    "blamed": ("blamed by the Reflector", "#ec407a"),
+    "failed": ("failing verdict", "#fb8c00"),
+    "error": ("error", "#e53935"),
+    "interrupted": ("interrupted", "#fdd835"),
+    "running": ("running", "#90a4ae"),
+}
+
+
+def bar_outcome(ex: NodeExec) -> str:
+    """The colour class of a bar: a blamed execution shows as such even though the node itself returned."""
+    if ex.outcome == "ok" and ex.blamed_by is not None:
+        return "blamed"
+    return ex.outcome if ex.outcome in OUTCOME_STYLE else "ok"
+
+
+def lanes(run: RunSummary) -> list[str]:
+    """Node names in order of first execution (the graph's order for a normal run)."""
+    out: list[str] = []
+    for ex in run.node_execs:
+        if ex.node not in out:
+            out.append(ex.node)
+    return out
+
+
+def timeline_figure(run: RunSummary) -> go.Figure:
+    """Horizontal bars (x = seconds since the run started, one row per node); ``customdata`` is the exec index."""
+    names = lanes(run)
+    row = {name: i for i, name in enumerate(names)}
+    t0 = run.t_start or (run.node_execs[0].t_start if run.node_execs else 0.0)
+    t_now = run.t_end or t0
+    fig = go.Figure()
+    for outcome, (legend, colour) in OUTCOME_STYLE.items():
+        execs = [ex for ex in run.node_execs if bar_outcome(ex) == outcome]
+        if not execs:
+            continue
+        durations = [max(_duration(ex, t_now), 1e-3) for ex in execs]
+        fig.add_trace(
+            go.Bar(
+                orientation="h",
+                name=legend,
+                y=[row[ex.node] for ex in execs],
+                base=[ex.t_start - t0 for ex in execs],
+                x=durations,
+                customdata=[ex.index for ex in execs],
+                width=[0.72] * len(execs),
+                text=[ex.label for ex in execs],
+                textposition="inside",
+                textangle=0,
+                insidetextanchor="middle",
+                marker={"color": colour, "line": {"color": "#263238", "width": 1}},
+                hovertext=[_hover(ex, d) for ex, d in zip(execs, durations, strict=True)],
+                hoverinfo="text",
+            )
+        )
+    for annotation in _route_annotations(run, row, t0, t_now):
+        fig.add_annotation(**annotation)
+    fig.update_layout(
+        barmode="overlay",
+        uniformtext={"minsize": 9, "mode": "show"},
+        height=140 + 38 * max(len(names), 1),
+        margin={"l": 10, "r": 10, "t": 30, "b": 40},
+        xaxis={"title": {"text": "seconds since run start"}, "rangemode": "tozero"},
+        yaxis={"tickvals": list(range(len(names))), "ticktext": names, "autorange": "reversed"},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        clickmode="event",
+        uirevision=str(run.directory),  # keep the user's zoom while live updates arrive
+        plot_bgcolor="#fafafa",
+    )
+    return fig
+
+
+def _route_annotations(run: RunSummary, row: dict[str, int], t0: float, t_now: float) -> list[dict[str, Any]]:
+    """Arrows from each failing Reflector verdict to the execution it sent the run back to."""
+    out: list[dict[str, Any]] = []
+    for ex in run.node_execs:
+        verdict = ex.verdict
+        if verdict is None or ex.outcome != "failed":
+            continue
+        target = ex.route if isinstance(ex.route, str) and ex.route in row else verdict.get("blamed_agent")
+        nxt = next((e for e in run.node_execs[ex.index + 1 :] if e.node == target), None)
+        if nxt is None:
+            continue
+        why = verdict.get("failure_category") or verdict.get("explanation") or "failure"
+        out.append(
+            {
+                "x": nxt.t_start - t0,
+                "y": row[nxt.node],
+                "ax": ex.t_start - t0 + _duration(ex, t_now),
+                "ay": row[ex.node],
+                "xref": "x",
+                "yref": "y",
+                "axref": "x",
+                "ayref": "y",
+                "showarrow": True,
+                "arrowhead": 3,
+                "arrowwidth": 2,
+                "arrowcolor": "#d84315",
+                "text": f"retry {nxt.node}: {why}",
+                "font": {"color": "#bf360c", "size": 11},
+                "bgcolor": "rgba(255,255,255,0.8)",
+            }
+        )
+    return out
+
+
+def _duration(ex: NodeExec, t_now: float) -> float:
+    if ex.duration_s is not None:
+        return ex.duration_s
+    return max(t_now - ex.t_start, 0.0)
+
+
+def _hover(ex: NodeExec, duration_s: float) -> str:
+    parts = [f"<b>{ex.label}</b>", f"subtask {ex.subtask_index}", f"{duration_s:.3f} s", f"outcome {ex.outcome}"]
+    if ex.llm_calls:
+        parts.append(f"{len(ex.llm_calls)} LLM call(s)")
+    if ex.verdict:
+        parts.append(f"verdict {ex.verdict.get('verdict')} → {ex.verdict.get('blamed_agent') or '-'}")
+    return "<br>".join(parts)
