@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 pytest.importorskip("playwright")
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
-from werkzeug.serving import make_server  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from werkzeug.serving import make_server
 
-from mallvi.logviz.app import create_app  # noqa: E402
-from mallvi.logviz.trace import TraceWriter  # noqa: E402
+from mallvi.logviz.app import create_app
+from mallvi.logviz.trace import TraceWriter
 
 pytestmark = pytest.mark.browser
 
