@@ -7,6 +7,7 @@ served from this process (Dash's bundled scripts, no external stylesheets or CDN
 from __future__ import annotations
 
 import logging
+import socket
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -15,7 +16,7 @@ import dash
 from dash import Dash, Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
 
-from mallvi.logviz.catalog import RunCatalog
+from mallvi.logviz.catalog import RootNotFoundError, RunCatalog
 from mallvi.logviz.components.bench import bench_page
 from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
 from mallvi.logviz.components.step import step_panel
@@ -52,6 +53,40 @@ def create_app(root: str | Path, poll_ms: int = 1000) -> Dash:
     )
     _register(app, catalog)
     return app
+
+
+class ServeError(ValueError):
+    """The viewer cannot be served as asked (bad folder, address in use)."""
+
+
+def check_serve_args(root: str | Path, host: str, port: int) -> RunCatalog:
+    """Validate the viewer's folder and address before serving; returns the catalog of what was found.
+
+    Raises:
+        ServeError: the folder does not exist, the port is out of range, or the address cannot be bound.
+    """
+    try:
+        catalog = RunCatalog(root)
+    except RootNotFoundError as e:
+        raise ServeError(str(e)) from e
+    if not 0 < port < 65536:
+        raise ServeError(f"port must be 1..65535, got {port}")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise ServeError(f"cannot resolve host {host!r}: {e}") from e
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(address)
+        except OSError as e:
+            raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
+    return catalog
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine."""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def serve(root: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
