@@ -368,6 +368,9 @@ class SimSkills:
         for s in opening:
             w.holder.release(s)
         self.motion.execute(plans, gripper_to=grippers)
+        for s in ("left", "right"):  # let the fingers finish their travel
+            side_g: ArmSide = "left" if s == "left" else "right"
+            w.arms[side_g].set_gripper(grippers[side_g])
         held: dict[str, str | None] = {}
         for s in ("left", "right"):
             side_s: ArmSide = "left" if s == "left" else "right"
