@@ -12,14 +12,12 @@ import sapien
 from numpy.typing import NDArray
 
 from mallvi.bench.tiers import TierName
-from mallvi.robot_drivers.base import ArmSide, Pose, SkillAPI
+from mallvi.robot_drivers.base import ArmSide, SkillAPI
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError, SceneSpec, SimObject
 
 #: A gripper counts as open above this normalised opening and as closed below CLOSED_BELOW (benchmark values).
 OPEN_ABOVE = 0.8
 CLOSED_BELOW = 0.2
-#: distance from the reported EE pose to the grasp centre along the approach axis (BENCHMARK.md)
-GRASP_DEPTH_M = 0.12
 
 
 class BenchWorld(Protocol):
@@ -36,8 +34,8 @@ class BenchWorld(Protocol):
 
     def gripper_opening(self, arm: ArmSide) -> float: ...
 
-    def ee_pose(self, arm: ArmSide) -> Pose:
-        """End-effector pose in the world frame (0.12 m behind the grasp centre, x = approach)."""
+    def grasped_object(self, arm: ArmSide) -> str | None:
+        """The object ``arm`` holds (verified between its fingers), or None."""
         ...
 
 
@@ -113,23 +111,9 @@ def grippers_open(world: BenchWorld, *arms: ArmSide) -> bool:
     return all(world.gripper_opening(a) > OPEN_ABOVE for a in sides)
 
 
-def grasp_center(world: BenchWorld, arm: ArmSide) -> NDArray[np.float64]:
-    """The point between an arm's fingertips in the world frame (EE pose + 0.12 m along its approach axis)."""
-    T = world.ee_pose(arm).as_matrix()
-    return np.asarray(T[:3, 3] + GRASP_DEPTH_M * T[:3, 0], dtype=float)
-
-
-def holds(world: BenchWorld, arm: ArmSide, name: str, tol_m: float = 0.05) -> bool:
-    """``arm`` is holding ``name``: its gripper is not open and its grasp centre is within ``tol_m`` of one of
-    the object's points (origin, centre or a contact point)."""
-    if world.gripper_opening(arm) > OPEN_ABOVE:
-        return False
-    obj = world.objects[name]
-    c = grasp_center(world, arm)
-    candidates = [np.asarray(obj.pose.p, dtype=float)] + [
-        np.asarray(obj.point_world(k).p, dtype=float) for k in obj.local_points if k != "fp0"
-    ]
-    return min(float(np.linalg.norm(c - p)) for p in candidates) < tol_m
+def holds(world: BenchWorld, arm: ArmSide, name: str) -> bool:
+    """``arm`` holds ``name`` now (simulator truth: the object is between its closed fingers)."""
+    return world.grasped_object(arm) == name
 
 
 def upright(world: BenchWorld, name: str, max_tilt_rad: float = 0.35) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import pairwise
 from typing import Any
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, pos
@@ -22,7 +22,8 @@ class BlocksRankingRgb(BenchTask):
         Three equal cubes (half-size U[0.015, 0.025] m) at x ∈ [-0.28, 0.28] (shared scene
         ``blocks_ranking_rgb``).
     Success Conditions:
-        Pairwise |Δx| < 0.13 and |Δy| < 0.03; red x < green x < blue x; both grippers open.
+        Neighbours in the row (red–green, green–blue) within |Δx| < 0.13 and |Δy| < 0.03;
+        red x < green x < blue x; both grippers open.
     """
 
     name = "blocks_ranking_rgb"
@@ -38,7 +39,7 @@ class BlocksRankingRgb(BenchTask):
 
     def check_success(self, world: BenchWorld) -> bool:
         ps = {n: pos(world, n) for n in ORDER}
-        for a, b in combinations(ORDER, 2):
+        for a, b in pairwise(ORDER):
             if abs(ps[a][0] - ps[b][0]) >= 0.13 or abs(ps[a][1] - ps[b][1]) >= 0.03:
                 return False
         return bool(ps[ORDER[0]][0] < ps[ORDER[1]][0] < ps[ORDER[2]][0]) and grippers_open(world)

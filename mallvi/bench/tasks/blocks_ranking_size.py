@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,8 @@ class BlocksRankingSize(BenchTask):
         Half-sizes: red U[0.030, 0.033], green U[0.024, 0.027], blue U[0.018, 0.021] m; positions
         x ∈ [-0.28, 0.28], y ∈ [-0.08, 0.05], centres at least 0.1 m apart.
     Success Conditions:
-        Pairwise |Δx| < 0.2 and |Δy| < 0.08, and the larger block has the smaller x.
+        Neighbours in the row (largest–middle, middle–smallest) within |Δx| < 0.2 and |Δy| < 0.08,
+        and the larger block has the smaller x.
     """
 
     name = "blocks_ranking_size"
@@ -57,7 +58,7 @@ class BlocksRankingSize(BenchTask):
     def check_success(self, world: BenchWorld) -> bool:
         order = list(HALF_RANGES_M)  # largest first
         ps = {n: pos(world, n) for n in order}
-        for a, b in combinations(order, 2):
+        for a, b in pairwise(order):
             if abs(ps[a][0] - ps[b][0]) >= 0.2 or abs(ps[a][1] - ps[b][1]) >= 0.08:
                 return False
         return bool(ps[order[0]][0] < ps[order[1]][0] < ps[order[2]][0])

@@ -23,8 +23,8 @@ class HandoverMic(BenchTask):
     Randomizations:
         An upright microphone (~0.16 m) at |x| ∈ [0.15, 0.20] on a random side, y ∈ [-0.10, 0.0].
     Success Conditions:
-        The arm on the other side holds the microphone (gripper not open, grasp centre within 0.05 m of the
-        microphone's handle), the first arm's gripper is open (> 0.8), and the head is 0.18 m above the table top.
+        One arm holds the microphone (simulator truth: it is between that arm's closed fingers), the other
+        arm's gripper is open (> 0.8), and the head is more than 0.18 m above the table top.
     """
 
     name = "handover_mic"

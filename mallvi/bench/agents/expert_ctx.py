@@ -1,0 +1,145 @@
+"""The expert's toolkit: run primitives through the benchmark's executor, with budget and success checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.bench.actions import execute_action, execute_ee_action, make_action
+from mallvi.bench.agents.base import EpisodeStats
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
+from mallvi.logviz.trace import TraceWriter
+from mallvi.robot_drivers.base import ArmSide, Pose, SkillResult
+
+
+class SolvedSignal(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """The task succeeded: stop the script."""
+
+
+class OutOfBudgetError(Exception):
+    """The script used the episode's action budget (turns × chunk)."""
+
+
+class ExpertContext:
+    """Runs an expert script's actions one by one through the same executor and skills as any planner."""
+
+    def __init__(self, task: BenchTask, world: BenchWorld, trace: TraceWriter, budget: int) -> None:
+        self.task, self.world, self.trace = task, world, trace
+        self.stats = EpisodeStats()
+        self.budget = budget
+
+    # -- raw actions -------------------------------------------------------------------------------------------
+    def do(self, name: str, **params: Any) -> SkillResult:
+        """One Tier 2 primitive; raises SolvedSignal as soon as the task succeeds."""
+        return self._run(make_action(name, **params), lambda a: execute_action(self.task, self.world, a))
+
+    def ee(self, action: Sequence[float]) -> SkillResult:
+        """One Tier 3 16-dim action; raises SolvedSignal as soon as the task succeeds."""
+        return self._run(list(action), lambda a: execute_ee_action(self.world, a))
+
+    def _run(self, action: Any, runner: Any) -> SkillResult:
+        if self.stats.actions >= self.budget:
+            raise OutOfBudgetError(f"used all {self.budget} actions")
+        result: SkillResult = runner(action)
+        self.stats.actions += 1
+        if not result.ok:
+            self.stats.failed_actions += 1
+            self.stats.refusals += int(bool(result.data.get("refused")))
+        if isinstance(action, dict):
+            p = action["parameters"]
+            self.trace.emit("actor_command", arm=p.get("arm_tag"), skill=action["action_name"], args=p,
+                            ok=result.ok, message=result.message)  # fmt: skip
+        else:
+            self.trace.emit("actor_command", arm="both", skill="execute_ee_action", args=action, ok=result.ok,
+                            message=result.message)  # fmt: skip
+        if self.task.check_success(self.world):
+            raise SolvedSignal()
+        return result
+
+    # -- Tier 2 helpers ----------------------------------------------------------------------------------------
+    def near_arm(self, name: str) -> ArmSide:
+        return "left" if pos(self.world, name)[0] < 0 else "right"
+
+    def pick(self, name: str, arms: Sequence[ArmSide] | None = None, **kw: Any) -> ArmSide | None:
+        """Grasp with the nearer arm, then the other one if allowed; the arm that holds it, or None."""
+        near = self.near_arm(name)
+        order: Sequence[ArmSide] = arms or (near, "right" if near == "left" else "left")
+        for arm in order:
+            if self.task.allocation_refusal(self.world, name, arm) is not None:
+                continue
+            r = self.do("grasp_actor", actor=name, arm_tag=arm, **kw)
+            if r.ok:
+                return arm
+            self.do("back_to_origin", arm_tag=arm)
+        return None
+
+    def place(self, name: str, arm: ArmSide, target: Sequence[float], **kw: Any) -> bool:
+        """Place the held object's bottom centre at ``target`` (xyz), turned about z so the arm can reach it."""
+        kw.setdefault("functional_point_id", 0)
+        target_list = [float(v) for v in target[:3]]
+        if len(target) == 3 and kw.get("constrain", "auto") != "free":
+            yaw = self._reachable_place_yaw(name, arm, target_list, kw.get("pre_dis", 0.1), kw.get("dis", 0.02))
+            if yaw is not None:
+                target_list += [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+                kw["constrain"] = "align"
+        return self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list, **kw).ok
+
+    def _reachable_place_yaw(
+        self, name: str, arm: ArmSide, target: list[float], pre_dis: float, dis: float
+    ) -> float | None:
+        """An object yaw (rad) at the target for which the arm's pre-place and place poses have IK solutions."""
+        world: Any = self.world  # privileged: the simulator's arms and planners
+        try:
+            T_obj = np.asarray(world.objects[name].pose.to_transformation_matrix())
+            fp = np.asarray(world.objects[name].point_world("fp0").p)
+            T_ee = world.arms[arm].ee_pose().as_matrix()
+            q_now = world.arms[arm].joint_positions_rad()
+            planner = world.planners[arm]
+        except (AttributeError, KeyError):
+            return None
+        yaw0 = math.atan2(T_obj[1, 0], T_obj[0, 0])
+        fp_in_obj = T_obj[:3, :3].T @ (fp - T_obj[:3, 3])
+        for delta in (0.0, math.pi / 2, -math.pi / 2, math.pi):
+            c, s = math.cos(delta), math.sin(delta)
+            Rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+            T_new = np.eye(4)
+            T_new[:3, :3] = Rz @ T_obj[:3, :3]
+            T_new[:3, 3] = np.asarray(target) - T_new[:3, :3] @ fp_in_obj
+            T_ee_new = T_new @ np.linalg.inv(T_obj) @ T_ee
+            ok = True
+            for back in (pre_dis, dis):
+                T = T_ee_new.copy()
+                T[:3, 3] = T_ee_new[:3, 3] - back * T_ee_new[:3, 0]
+                sol, _ = planner.ik(Pose.from_matrix(T), q_now)
+                if sol is None:
+                    ok = False
+                    break
+            if ok:
+                return yaw0 + delta
+        return None
+
+    def move_object(self, name: str, target: Sequence[float], arms: Sequence[ArmSide] | None = None, **kw: Any) -> bool:
+        """Pick ``name``, put its bottom centre at ``target``, send the arm home. True if every step worked."""
+        arm = self.pick(name, arms)
+        if arm is None:
+            return False
+        ok = self.place(name, arm, target, **kw)
+        self.do("back_to_origin", arm_tag=arm)
+        return ok
+
+    def home(self, *arms: ArmSide) -> None:
+        for a in arms or ("left", "right"):
+            self.do("back_to_origin", arm_tag=a)
+
+
+def vec(values: Sequence[float] | NDArray[np.float64]) -> list[float]:
+    return [float(v) for v in values]
+
+
+def up(p: Sequence[float] | NDArray[np.float64], dz_m: float) -> list[float]:
+    """``p`` raised by ``dz_m`` metres, as a plain list."""
+    return [float(p[0]), float(p[1]), float(p[2]) + dz_m]

@@ -1,0 +1,118 @@
+"""The benchmark's episode loops: Tier 1 answering, Tier 2 turns with chunks, Tier 3 EE-action turns."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+from mallvi.bench.actions import action_name, execute_action, execute_ee_action
+from mallvi.bench.agents.base import EpisodeStats, GroundingAnswerer, Planner, TurnRecord
+from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.logviz.trace import TraceWriter
+from mallvi.robot_drivers.base import SkillResult
+
+HISTORY_TURNS = 3
+#: Tier 3 keeps going past the turn limit while at most this many actions have run (up to 1.5× the limit)
+FINE_MIN_ACTIONS = 12
+
+
+def run_grounding(task: GroundingTask, world: BenchWorld, agent: GroundingAnswerer, trace: TraceWriter) -> EpisodeStats:
+    """Ask for an answer up to ``task.max_turns`` times until it parses; the caller scores it."""
+    stats = EpisodeStats()
+    for attempt in range(task.max_turns):
+        stats.turns += 1
+        answers = agent.answer(task, world, attempt)
+        if answers is not None:
+            stats.answers = dict(answers)
+            break
+        stats.parse_errors += 1
+        trace.emit("error", where="grounding", message=f"attempt {attempt + 1}: no parsable answer")
+    return stats
+
+
+def run_planning(task: BenchTask, world: BenchWorld, planner: Planner, trace: TraceWriter) -> EpisodeStats:
+    """Tier 2: each turn one plan, only its first ``chunk`` actions run; stop at success or the turn limit."""
+    stats = EpisodeStats()
+    history: deque[TurnRecord] = deque(maxlen=HISTORY_TURNS)
+    planner.reset(task, world)
+    for turn in range(task.max_turns):
+        stats.turns += 1
+        if _run_turn(task, world, planner, trace, history, turn, stats, fine=False):
+            break
+    return stats
+
+
+def run_fine(task: BenchTask, world: BenchWorld, planner: Planner, trace: TraceWriter) -> EpisodeStats:
+    """Tier 3: turns of 16-dim actions; continue while (turn < limit or actions ≤ 12) and turn < ⌈1.5·limit⌉."""
+    stats = EpisodeStats()
+    history: deque[TurnRecord] = deque(maxlen=HISTORY_TURNS)
+    planner.reset(task, world)
+    limit = task.max_turns
+    turn = 0
+    while (turn < limit or stats.actions <= FINE_MIN_ACTIONS) and turn < math.ceil(1.5 * limit):
+        stats.turns += 1
+        if _run_turn(task, world, planner, trace, history, turn, stats, fine=True):
+            break
+        turn += 1
+    return stats
+
+
+def _run_turn(
+    task: BenchTask,
+    world: BenchWorld,
+    planner: Planner,
+    trace: TraceWriter,
+    history: deque[TurnRecord],
+    turn: int,
+    stats: EpisodeStats,
+    *,
+    fine: bool,
+) -> bool:
+    """One turn; True when the task succeeded during it."""
+    reply = planner.plan(task, world, list(history), turn)
+    if reply.error is not None:
+        stats.parse_errors += 1
+        trace.emit("error", where="planner", message=f"turn {turn}: {reply.error}")
+        history.append(TurnRecord([], [f"Action failed: {reply.error}"]))
+        return False
+    executed: list[Any] = []
+    feedback: list[str] = []
+    succeeded = False
+    for action in reply.actions[: task.chunk]:
+        result = execute_ee_action(world, action) if fine else execute_action(task, world, action)
+        _record(trace, action, result, fine)
+        stats.actions += 1
+        executed.append(action)
+        feedback.append(result.feedback)
+        if not result.ok:
+            stats.failed_actions += 1
+            if result.data.get("refused"):
+                stats.refusals += 1
+        if task.check_success(world):
+            succeeded = True
+            break
+        if not result.ok:
+            break
+    if not reply.actions:
+        feedback.append("Action failed: the plan was empty.")
+    history.append(TurnRecord(executed, feedback))
+    return succeeded
+
+
+def _record(trace: TraceWriter, action: Any, result: SkillResult, fine: bool) -> None:
+    if fine:
+        trace.emit(
+            "actor_command",
+            arm="both",
+            skill="execute_ee_action",
+            args=list(action) if isinstance(action, list) else action,
+            ok=result.ok,
+            message=result.message,
+        )
+        return
+    params = action.get("parameters", {}) if isinstance(action, dict) else {}
+    arm = params.get("arm_tag") if isinstance(params, dict) else None
+    name = action_name(action) if isinstance(action, dict) else None
+    trace.emit("actor_command", arm=arm, skill=name, args=params, ok=result.ok, message=result.message)
