@@ -6,12 +6,13 @@ One world is shared by the module (building and first-rendering a world costs se
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 import sapien
 
-from mallvi.robot_drivers.base import Pose
+from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Pose
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.randomization import table_pose
@@ -39,7 +40,7 @@ FOUR_CUBES = SceneSpec("test_four_cubes", _build, arm_spacing_m=0.7)
 
 
 @pytest.fixture(scope="module")
-def world() -> SimWorld:
+def world() -> Iterator[SimWorld]:
     w = SimWorld.create(FOUR_CUBES, seed=7)
     w.settle()
     yield w
@@ -75,7 +76,7 @@ def test_depth_K_and_pose_back_project_cube_top_centre_within_5mm(world: SimWorl
         T_cam_world = np.linalg.inv(obs.T_world_cam)
         p_cam = T_cam_world[:3, :3] @ top_world + T_cam_world[:3, 3]
         uvw = obs.K @ p_cam
-        u, v = int(round(uvw[0] / uvw[2])), int(round(uvw[1] / uvw[2]))
+        u, v = round(float(uvw[0] / uvw[2])), round(float(uvw[1] / uvw[2]))
         assert obs.seg is not None and obs.seg_names.get(int(obs.seg[v, u])) == name
         z = float(obs.depth_m[v, u])
         ray = np.linalg.inv(obs.K) @ np.array([u, v, 1.0])
@@ -105,7 +106,8 @@ def test_far_arm_grasp_is_refused_with_the_benchmark_message(world: SimWorld) ->
     before = world.arms["left"].joint_positions_rad()
     r = world.skills.grasp_actor("blue_block", "left")
     assert not r.ok
-    assert r.message == "target blue_block is too far, left arm can not finish this 'grasp' action! Please use another arm!"
+    expected = "target blue_block is too far, left arm can not finish this 'grasp' action! Please use another arm!"
+    assert r.message == expected
     assert r.feedback.startswith("Action failed: target blue_block is too far")
     assert np.allclose(world.arms["left"].joint_positions_rad(), before)
 
@@ -126,7 +128,11 @@ def test_unreachable_and_nan_poses_are_reported_not_executed(world: SimWorld) ->
 
 
 def test_two_arm_pick_lift_and_stack(world: SimWorld) -> None:
-    for side, obj, base in (("left", "red_block", "green_block"), ("right", "blue_block", "yellow_block")):
+    jobs: list[tuple[ArmSide, str, str]] = [
+        ("left", "red_block", "green_block"),
+        ("right", "blue_block", "yellow_block"),
+    ]
+    for side, obj, base in jobs:
         r = world.skills.grasp_actor(obj, side)
         assert r.ok, r.message
         assert world.grasped_object(side) == obj
@@ -143,17 +149,18 @@ def test_two_arm_pick_lift_and_stack(world: SimWorld) -> None:
         top, bottom = world.objects[obj].pose.p, world.objects[base].pose.p
         assert abs(top[2] - (bottom[2] + 0.05)) < 0.006, (obj, top, bottom)
         assert np.linalg.norm(top[:2] - bottom[:2]) < 0.02, (obj, top, bottom)
-    for side in ("left", "right"):
-        assert world.skills.back_to_origin(side).ok
+    for arm in ARM_SIDES:
+        assert world.skills.back_to_origin(arm).ok
 
 
 def test_closing_on_nothing_holds_nothing_and_16_dim_action_moves_both_arms(world: SimWorld) -> None:
     left, right = world.arms["left"].ee_pose(), world.arms["right"].ee_pose()
-    action = [*(left.p + [0.0, 0.05, -0.05]), *left.q, 0.0, *(right.p + [0.0, 0.05, -0.05]), *right.q, 1.0]
+    shift = np.array([0.0, 0.05, -0.05])
+    action = [*(left.p + shift), *left.q, 0.0, *(right.p + shift), *right.q, 1.0]
     r = world.skills.execute_ee_action(action)
     assert r.ok, r.message
-    assert np.allclose(world.arms["left"].ee_pose().p, left.p + [0.0, 0.05, -0.05], atol=0.005)
-    assert np.allclose(world.arms["right"].ee_pose().p, right.p + [0.0, 0.05, -0.05], atol=0.005)
+    assert np.allclose(world.arms["left"].ee_pose().p, left.p + shift, atol=0.005)
+    assert np.allclose(world.arms["right"].ee_pose().p, right.p + shift, atol=0.005)
     assert world.gripper_opening("left") < 0.2 and world.gripper_opening("right") > 0.8
     assert r.data["held"] == {"left": None, "right": None}
     assert world.arms["left"].finger_gap_m() < 0.003  # the fingers really closed
