@@ -8,7 +8,8 @@ it is traced by ``TraceCallbackHandler`` exactly as the real graph is. Camera fr
     .venv/bin/python scripts/make_trace_fixture.py [--out tests/fixtures/traces]
 
 Writes OUT/run_stack (one run: two subtasks, a Grounder retry and an Actor retry after an injected fault) and
-OUT/bench_planning (a ``mallvi bench``-shaped folder: results.json, table.md, episodes.jsonl, traces/<episode>/).
+OUT/bench_planning (a ``mallvi bench``-shaped folder: results.json, table.md, episodes.jsonl, traces/<episode>/);
+with ``--real`` also OUT/real_stack_blocks_two, a run of the real controller (rules backend) in the simulator.
 """
 
 from __future__ import annotations
@@ -395,13 +396,27 @@ def record_bench(out: Path) -> None:
     (out / "table.md").write_text("\n".join(lines) + "\n")
 
 
+def record_real_run(out: Path, task: str, seed: int) -> None:
+    """A run of the real controller (rules backend) on the SAPIEN scene, traced as ``mallvi run`` traces it."""
+    from mallvi.config import RunConfig
+    from mallvi.graph.sim_run import run_in_sim
+
+    if out.exists():
+        shutil.rmtree(out)
+    result = run_in_sim(None, task, seed, RunConfig(), trace_dir=out)
+    print(f"real run {task} seed {seed}: success={result.success} status={result.status} attempts={result.attempts}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("tests/fixtures/traces"))
+    parser.add_argument("--real", action="store_true", help="also record a real simulator run (about 30 s)")
     args = parser.parse_args()
     record_run(args.out / "run_stack", task="stack_blocks_three", seed=100003)
     record_bench(args.out / "bench_planning")
     print(f"wrote {args.out}/run_stack and {args.out}/bench_planning")
+    if args.real:
+        record_real_run(args.out / "real_stack_blocks_two", "stack_blocks_two", 100000)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ class NodeExec:
     node: str
     t_start: float
     attempt: int = 1
+    run_count: int | None = None  # how many times this node has run for this subtask, this one included
     subtask_index: int | None = None
     span: str | None = None
     step: int | None = None
@@ -44,6 +45,7 @@ class NodeExec:
     events: list[dict[str, Any]] = field(default_factory=list)
     verdict: dict[str, Any] | None = None
     blamed_by: int | None = None  # index of the reflector execution that blamed this one
+    followed_by: int | None = None  # index of the first execution that started after this one ended
 
     @property
     def label(self) -> str:
@@ -166,6 +168,7 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
                 t_start=t,
                 attempt=_int(ev.get("attempt")) or 1,
                 subtask_index=_int(ev.get("subtask_index")),
+                run_count=_int(ev.get("run_count")),
                 span=ev.get("span"),
                 step=_int(ev.get("step")),
                 inputs=ev.get("inputs"),
@@ -253,6 +256,8 @@ def _finish(run: RunSummary, events: list[dict[str, Any]]) -> None:
     if run.duration_s is None and run.t_start is not None:
         run.duration_s = (run.t_end or last_t) - run.t_start
     for ex in run.node_execs:
+        if ex.t_end is not None:
+            ex.followed_by = next((e.index for e in run.node_execs[ex.index + 1 :] if e.t_start >= ex.t_end), None)
         verdict = ex.verdict or _verdict_from_outputs(ex.outputs)
         if verdict is None:
             continue

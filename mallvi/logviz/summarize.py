@@ -12,7 +12,7 @@ import numpy as np
 _DATA_URL = re.compile(r"data:([\w/+.-]+);base64,[A-Za-z0-9+/=]+")
 
 
-def summarize(value: Any, *, max_str: int = 2000, max_items: int = 40, depth: int = 5) -> Any:
+def summarize(value: Any, *, max_str: int = 2000, max_items: int = 40, depth: int = 8) -> Any:
     """A JSON-safe, bounded copy of ``value``.
 
     Arrays become ``"<ndarray shape dtype>"``, bytes ``"<N bytes>"``, base64 data URLs ``"<image/png N chars>"``,
@@ -36,11 +36,12 @@ def summarize(value: Any, *, max_str: int = 2000, max_items: int = 40, depth: in
     kw = {"max_str": max_str, "max_items": max_items, "depth": depth - 1}
     if hasattr(value, "model_dump") and callable(value.model_dump):
         try:
-            return summarize(value.model_dump(), **kw)
+            return summarize(value.model_dump(), max_str=max_str, max_items=max_items, depth=depth)
         except Exception:  # a model that cannot dump itself is still shown by repr
             return _cut(repr(value), max_str)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return summarize({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, **kw)
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return summarize(fields, max_str=max_str, max_items=max_items, depth=depth)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for i, (k, v) in enumerate(value.items()):

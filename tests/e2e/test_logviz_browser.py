@@ -94,7 +94,7 @@ def _click_bar(page: Page, label: str) -> None:
 def test_run_list_timeline_step_and_benchmark_pages(page: Page, server: _Server) -> None:
     page.goto(server.url + "/")
     rows = page.locator("#run-table tbody tr")
-    expect(rows).to_have_count(4)  # the recorded run and three bench episodes
+    expect(rows).to_have_count(5)  # two recorded runs and three bench episodes
     expect(page.locator("#run-table")).to_contain_text("put the red cube on the green cube")
     expect(page.locator("#run-table")).to_contain_text("failure")
     _shot(page, "runs.png")
@@ -137,7 +137,7 @@ def test_run_list_timeline_step_and_benchmark_pages(page: Page, server: _Server)
 
 def test_filters_narrow_the_run_list(page: Page, server: _Server) -> None:
     page.goto(server.url + "/")
-    expect(page.locator("#run-table tbody tr")).to_have_count(4)
+    expect(page.locator("#run-table tbody tr")).to_have_count(5)
     page.locator("#filter-outcome").click()
     page.keyboard.type("failure")
     page.keyboard.press("Enter")
@@ -175,3 +175,19 @@ def test_a_growing_run_updates_live(page: Page, tmp_path: Path) -> None:
         writer.close()
         srv.stop()
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def test_a_real_controller_run_shows_its_steps(page: Page, server: _Server) -> None:
+    page.goto(server.url + "/run?path=real_stack_blocks_two")
+    expect(page.locator("#run-facts")).to_contain_text("stack the green block on the red block")
+    expect(page.locator(".js-plotly-plot .barlayer .bartext", has_text="actor #1")).to_have_count(1)
+    _click_bar(page, "actor #1")
+    expect(page.locator("#step-title")).to_have_text("actor #1")
+    expect(page.locator(".events")).to_contain_text("Actor command")
+    page.locator("#step-select").click()
+    page.keyboard.type("grounder #1")
+    page.keyboard.press("Enter")
+    expect(page.locator("#step-title")).to_have_text("grounder #1")
+    expect(page.locator("#step-image-0")).to_be_visible()
+    expect(page.locator(".overlay-list").first).to_contain_text("box: red block")
+    _shot(page, "real_run_grounder.png")

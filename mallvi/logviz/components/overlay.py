@@ -28,10 +28,35 @@ def resolve_artifact(trace_dir: Path, rel: str) -> Path | None:
     return path
 
 
-def render_overlay(trace_dir: Path, artifact: dict[str, Any]) -> tuple[str | None, list[str]]:
+def boxes_in_outputs(outputs: Any, depth: int = 4) -> list[list[Any]]:
+    """Detection boxes found in a node's outputs: mappings with ``box_xyxy`` (or ``box``) and a label/query.
+
+    Lets the viewer draw detections of a step whose image artifact carries no ``boxes`` meta.
+    """
+    found: list[list[Any]] = []
+    if depth < 0:
+        return found
+    if isinstance(outputs, dict):
+        box = outputs.get("box_xyxy", outputs.get("box"))
+        if isinstance(box, list) and len(box) == 4 and all(_is_num(c) for c in box):
+            label = outputs.get("label") or outputs.get("query") or ""
+            found.append([*box, str(label), outputs.get("score")])
+            return found
+        for value in outputs.values():
+            found.extend(boxes_in_outputs(value, depth - 1))
+    elif isinstance(outputs, list):
+        for value in outputs:
+            found.extend(boxes_in_outputs(value, depth - 1))
+    return found
+
+
+def render_overlay(
+    trace_dir: Path, artifact: dict[str, Any], fallback_boxes: list[list[Any]] | None = None
+) -> tuple[str | None, list[str]]:
     """The artifact with its overlays as a ``data:image/png`` URL, and one caption line per overlay.
 
-    Returns ``(None, [reason])`` when the image cannot be read.
+    ``fallback_boxes`` are drawn when the artifact's meta has no ``boxes``. Returns ``(None, [reason])`` when
+    the image cannot be read.
     """
     path = resolve_artifact(trace_dir, str(artifact.get("path", "")))
     if path is None:
@@ -51,7 +76,11 @@ def render_overlay(trace_dir: Path, artifact: dict[str, Any]) -> tuple[str | Non
         else:
             captions.append(f"mask missing: {rel}")
     draw = ImageDraw.Draw(image)
-    for box in meta.get("boxes") or []:
+    boxes = meta.get("boxes")
+    if not boxes and fallback_boxes:
+        boxes = fallback_boxes
+        captions.append("boxes from the step's outputs")
+    for box in boxes or []:
         parsed = _parse_box(box)
         if parsed is None:
             captions.append(f"bad box {box!r}")

@@ -7,7 +7,7 @@ from typing import Any
 
 from dash import dcc, html
 
-from mallvi.logviz.components.overlay import render_overlay
+from mallvi.logviz.components.overlay import boxes_in_outputs, render_overlay
 from mallvi.logviz.components.scene_graph import scene_graph_figure
 from mallvi.logviz.reader import NodeExec, RunSummary
 
@@ -24,7 +24,7 @@ def step_panel(run: RunSummary, index: int) -> html.Div:
     if not 0 <= index < len(run.node_execs):
         return html.Div(f"no node execution #{index} in this run", className="empty")
     ex = run.node_execs[index]
-    children: list[Any] = [html.H3(f"{ex.label}", id="step-title"), _facts(ex)]
+    children: list[Any] = [html.H3(f"{ex.label}", id="step-title"), _facts(run, ex)]
     if ex.verdict:
         children.append(_verdict(ex.verdict))
     if ex.blamed_by is not None:
@@ -54,15 +54,16 @@ def step_panel(run: RunSummary, index: int) -> html.Div:
     return html.Div(children, className="step")
 
 
-def _facts(ex: NodeExec) -> html.Table:
+def _facts(run: RunSummary, ex: NodeExec) -> html.Table:
     duration = f"{ex.duration_s:.3f} s" if ex.duration_s is not None else "still running"
     rows = [
         ("node", ex.node),
-        ("attempt", str(ex.attempt)),
+        ("attempt", str(ex.attempt) + (f" (run {ex.run_count} of this node)" if ex.run_count else "")),
         ("subtask", "-" if ex.subtask_index is None else str(ex.subtask_index)),
         ("duration", duration),
         ("outcome", ex.outcome),
-        ("next", json.dumps(ex.route) if ex.route is not None else "-"),
+        ("route", json.dumps(ex.route) if ex.route is not None else "-"),
+        ("next node", run.node_execs[ex.followed_by].label if ex.followed_by is not None else "-"),
     ]
     return html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows], className="facts")
 
@@ -86,8 +87,9 @@ def _images(run: RunSummary, ex: NodeExec) -> list[Any]:
     if not shown:
         return []
     out: list[Any] = [html.H4("Images")]
+    fallback = boxes_in_outputs(ex.outputs)
     for i, artifact in enumerate(shown):
-        url, captions = render_overlay(run.directory, artifact)
+        url, captions = render_overlay(run.directory, artifact, fallback)
         title = f"{artifact.get('name', '')} ({artifact.get('path')})"
         body: list[Any] = [html.Div(title, className="image-title")]
         if url is not None:
