@@ -167,7 +167,8 @@ def make_bell(
     rgb: RGB | None = None,
     static: bool = False,
 ) -> SimObject:
-    """A desk bell: black base, dome and button; "button" (= "head") is the top of the button, z down."""
+    """A desk bell: black base, dome and button; "button" (= "head") is the top of the button, z down;
+    cp0/cp1 are top-down grasps across the dome."""
     base_r, base_h, dome_r, button_h = 0.045, 0.012, 0.032, 0.01
     top = 2 * dome_r + button_h
     parts = (
@@ -177,8 +178,10 @@ def make_bell(
         .cylinder((0, 0, 2 * dome_r + button_h / 2 - 0.002), 0.006, button_h / 2 + 0.002, PALETTE["black"])
     )
     button = sapien.Pose([0, 0, top], [0, 1, 0, 0])
+    points = numbered("cp", [top_grasp((0, 0, dome_r + 0.01), 0.0), top_grasp((0, 0, dome_r + 0.01), math.pi / 2)])
+    points.update(button=button, head=button)
     return finish(parts, name, pose, label="bell", category="round", size_m=(2 * base_r, 2 * base_r, top),
-                  color=color, points={"button": button, "head": button}, static=static)
+                  color=color, points=points, static=static)
 
 
 def make_bread(
