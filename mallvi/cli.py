@@ -63,6 +63,95 @@ def _cmd_viz(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _parse_mount(text: str) -> tuple[float, float, float, float]:
+    try:
+        x, y, z, yaw = (float(v) for v in text.split(","))
+    except ValueError as e:
+        raise UsageError(f"--anchor-mount must be 'x,y,z,yaw_deg' (metres, degrees), got {text!r}") from e
+    return x, y, z, yaw
+
+
+def _collect_calibration_views(args: argparse.Namespace) -> str:
+    """Interactive capture on a real rig: the operator poses each arm (board on its gripper), Enter captures."""
+    import numpy as np
+
+    from mallvi.robot_drivers.base import parse_arm
+    from mallvi.robot_drivers.calibration import BoardSpec, detect_board
+    from mallvi.robot_drivers.calibration_io import CalibrationView, CalibrationViews, save_views, write_view_image
+    from mallvi.robot_drivers.config_piper import PiperConfig
+    from mallvi.robot_drivers.piper import PiperArm
+    from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
+
+    if not args.save_views:
+        raise UsageError("without --from-dir, --save-views DIR is required (where the captured views go)")
+    board = BoardSpec(args.board_squares_x, args.board_squares_y, args.board_square_m, args.board_marker_m)
+    views: list[CalibrationView] = []
+    try:
+        sides = [parse_arm(a) for a in args.arms.split(",")]
+    except ValueError as e:
+        raise UsageError(f"--arms: {e}") from e
+    with RealSenseCamera(RealSenseConfig(serial=args.camera_serial), np.eye(4)) as camera:
+        first = camera.read()
+        for side in sides:
+            arm = PiperArm(PiperConfig(side=side, can_name=getattr(args, f"can_{side}")))
+            with arm:
+                print(f"{side} arm: put it in teach mode, hold the board in view; Enter = capture, q = next arm",
+                      file=sys.stderr)
+                while input(f"[{side} {sum(v.arm == side for v in views)} views] ").strip().lower() != "q":
+                    obs = camera.read()
+                    det = detect_board(obs.rgb, board, obs.K)
+                    if det is None:
+                        print("  board not found; move it into view and try again", file=sys.stderr)
+                        continue
+                    views.append(write_view_image(args.save_views, side, len(views), obs.rgb,
+                                                  arm.flange_pose_base()))
+                    print(f"  captured: {det.n_corners} corners, reprojection {det.reprojection_px:.2f} px",
+                          file=sys.stderr)
+    save_views(args.save_views, CalibrationViews(board, first.K, np.zeros(5), first.width, first.height, views))
+    return str(args.save_views)
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from mallvi.robot_drivers.calibration import CalibrationError
+    from mallvi.robot_drivers.calibration_io import (
+        CalibrationFileError,
+        calibrate_rig,
+        load_views,
+        mount_matrix,
+        save_rig_calibration,
+    )
+
+    mount = mount_matrix(*_parse_mount(args.anchor_mount))
+    folder = args.from_dir if args.from_dir else _collect_calibration_views(args)
+    try:
+        views = load_views(folder)
+    except CalibrationFileError as e:
+        raise UsageError(str(e)) from e
+    try:
+        calib, skipped = calibrate_rig(views, args.anchor, mount)
+    except CalibrationError as e:
+        print(f"mallvi calibrate: failed: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    out = save_rig_calibration(args.out, calib)
+    arms = {side: {"views": a.n_views, "skipped": skipped.get(side, []),
+                   "residual_mm_mean": round(a.residual_mm_mean, 3), "residual_mm_max": round(a.residual_mm_max, 3),
+                   "residual_deg_mean": round(a.residual_deg_mean, 3),
+                   "T_world_base_xyz": [round(v, 4) for v in a.T_world_base[:3, 3].tolist()]}
+            for side, a in calib.arms.items()}
+    report = {"out": str(out), "anchor": calib.anchor,
+              "T_world_cam": [[round(v, 5) for v in row] for row in calib.T_world_cam.tolist()], "arms": arms}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"calibration written to {out}")
+        print(f"camera position in the world: {[round(v, 4) for v in calib.T_world_cam[:3, 3].tolist()]} m")
+        for side, a in arms.items():
+            print(f"{side} arm: {a['views']} views, residual {a['residual_mm_mean']} mm mean / "
+                  f"{a['residual_mm_max']} mm max, {a['residual_deg_mean']} deg mean; "
+                  f"base at {a['T_world_base_xyz']} m; skipped {len(skipped.get(side, []))} view(s)")
+    return EXIT_OK
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mallvi", description="Multi-agent dual-arm manipulation (MALLVi) in sim or on a rig.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
@@ -77,6 +166,25 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8050, help="port to listen on (default: 8050)")
     p.set_defaults(func=_cmd_viz)
+
+    p = sub.add_parser("calibrate", help="eye-to-hand camera calibration with a ChArUco board on each arm")
+    p.add_argument("--out", required=True, help="rig calibration YAML to write (loaded by `mallvi run`)")
+    p.add_argument("--from-dir", help="solve from saved views (DIR/views.yaml + images) instead of capturing")
+    p.add_argument("--save-views", help="capture mode: folder for the captured images and poses")
+    p.add_argument("--arms", default="left,right", help="capture mode: arms to calibrate (default: left,right)")
+    p.add_argument("--can-left", default="can_left", help="capture mode: CAN channel of the left arm")
+    p.add_argument("--can-right", default="can_right", help="capture mode: CAN channel of the right arm")
+    p.add_argument("--camera-serial", help="capture mode: RealSense serial number (default: the first found)")
+    p.add_argument("--board-squares-x", type=int, default=5)
+    p.add_argument("--board-squares-y", type=int, default=7)
+    p.add_argument("--board-square-m", type=float, default=0.04)
+    p.add_argument("--board-marker-m", type=float, default=0.03)
+    p.add_argument("--anchor", choices=["left", "right"], default="left",
+                   help="the arm whose mount fixes the world frame (default: left)")
+    p.add_argument("--anchor-mount", default="-0.30,-0.30,0.95,90",
+                   help="that arm's base in the world as 'x,y,z,yaw_deg' (default: -0.30,-0.30,0.95,90)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_calibrate)
 
     return parser
 
