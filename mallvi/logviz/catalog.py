@@ -58,6 +58,8 @@ class RunCatalog:
         return directory.resolve().relative_to(self.root).as_posix()
 
     def keys(self) -> list[str]:
+        """Every run's key (rescans first when the last scan is older than ``rescan_s``)."""
+        self.scan()
         with self._lock:
             return sorted(self._readers)
 

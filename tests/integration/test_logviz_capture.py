@@ -110,3 +110,28 @@ def test_a_failing_node_is_traced_as_an_error(tmp_path: Path) -> None:
     run = load_run(tmp_path)
     assert run.outcome == "running"  # no run_end: the run never finished
     assert run.node_execs[0].outcome == "error"
+
+
+def test_a_human_approval_interrupt_is_traced_as_interrupted(tmp_path: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import interrupt
+
+    class _S(TypedDict):
+        approved: bool
+
+    def approve(state: _S) -> dict[str, Any]:
+        return {"approved": bool(interrupt("move the left arm 20 cm down?"))}
+
+    g = StateGraph(_S)
+    g.add_node("approve", approve)
+    g.add_edge(START, "approve")
+    g.add_edge("approve", END)
+    graph = g.compile(checkpointer=InMemorySaver())
+    with TraceWriter(tmp_path) as writer:
+        graph.invoke(
+            {"approved": False},
+            config={"callbacks": [TraceCallbackHandler(writer)], "configurable": {"thread_id": "t1"}},
+        )
+    ends = [e for e in read_events(tmp_path) if e["kind"] == "node_end"]
+    assert [e["outcome"] for e in ends] == ["interrupted"]
+    assert not any(e["kind"] == "error" for e in read_events(tmp_path))
