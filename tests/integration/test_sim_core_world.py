@@ -112,6 +112,13 @@ def test_far_arm_grasp_is_refused_with_the_benchmark_message(world: SimWorld) ->
     assert np.allclose(world.arms["left"].joint_positions_rad(), before)
 
 
+def test_unknown_object_and_bad_arm_are_reported(world: SimWorld) -> None:
+    r = world.skills.grasp_actor("purple_block", "left")
+    assert not r.ok and "purple_block" in r.message and "red_block" in r.message
+    r = world.skills.open_gripper("middle")  # type: ignore[arg-type]
+    assert not r.ok and "left" in r.message
+
+
 def test_unreachable_and_nan_poses_are_reported_not_executed(world: SimWorld) -> None:
     arm = world.arms["right"]
     before = arm.ee_pose().p
@@ -164,6 +171,8 @@ def test_closing_on_nothing_holds_nothing_and_16_dim_action_moves_both_arms(worl
     assert world.gripper_opening("left") < 0.2 and world.gripper_opening("right") > 0.8
     assert r.data["held"] == {"left": None, "right": None}
     assert world.arms["left"].finger_gap_m() < 0.003  # the fingers really closed
+    held, why = world.holder.try_hold("left")
+    assert held is None and "closed on nothing" in why
     r = world.skills.get_arm_pose("left")
     assert r.ok and np.allclose(r.data["pose"][:3], world.arms["left"].ee_pose().p, atol=1e-3)
     assert isinstance(Pose.from_arrays(r.data["pose"][:3], r.data["pose"][3:]), Pose)
