@@ -12,6 +12,7 @@ import sapien
 from numpy.typing import NDArray
 
 from mallvi.bench.tiers import TierName
+from mallvi.perception.observation import Observation
 from mallvi.robot_drivers.base import ArmSide, SkillAPI
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError, SceneSpec, SimObject
 
@@ -33,6 +34,10 @@ class BenchWorld(Protocol):
     def skills(self) -> SkillAPI: ...
 
     def gripper_opening(self, arm: ArmSide) -> float: ...
+
+    def observe(self, camera: str = "head") -> Observation:
+        """Render one camera now."""
+        ...
 
     def grasped_object(self, arm: ArmSide) -> str | None:
         """The object ``arm`` holds (verified between its fingers), or None."""

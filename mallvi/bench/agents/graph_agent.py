@@ -1,0 +1,56 @@
+"""The mallvi agent: the full LangGraph controller (or its no-Reflector ablation) on the benchmark's world."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mallvi.bench.agents.base import EpisodeStats
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.logviz.trace import TraceWriter
+
+log = logging.getLogger(__name__)
+
+
+class GraphAgent:
+    """Runs the task's instruction through ``mallvi.graph`` with the configured backends and perception."""
+
+    def __init__(self, cfg: BenchConfig, reflector: bool = True) -> None:
+        from mallvi.config import LlmConfig, RunConfig
+        from mallvi.graph.backends.factory import make_backends
+        from mallvi.graph.perception_adapter import PipelinePort
+        from mallvi.perception.pipeline import make_perception
+
+        llm = LlmConfig.from_env(cfg.llm.get("base_url"), cfg.llm.get("model"), cfg.llm.get("vlm_model"))
+        self.run_cfg = RunConfig(
+            backend=cfg.backend, perception=cfg.perception, reflector=reflector, llm=llm  # type: ignore[arg-type]
+        )
+        self.backends = make_backends(self.run_cfg)
+        self.port = PipelinePort(make_perception(cfg.perception))
+        self.reflector = reflector
+
+    def run_episode(self, task: BenchTask, world: BenchWorld, trace: TraceWriter) -> EpisodeStats:
+        from mallvi.graph.context import ArtifactStore, GraphContext
+        from mallvi.graph.runner import drive
+        from mallvi.logviz.capture import TraceCallbackHandler
+
+        w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
+        ctx = GraphContext(
+            skills=world.skills, observe=lambda: world.observe(self.run_cfg.camera_name), perception=self.port,
+            backends=self.backends, world=w.truth, gripper_opening=world.gripper_opening,
+            table_top_z=world.table_top_z, budgets=self.run_cfg.budgets, artifacts=ArtifactStore(trace), trace=trace,
+            reflector_enabled=self.reflector,
+        )  # fmt: skip
+        instruction = getattr(w, "instruction", "") or task.instruction
+        outcome, _state = drive(ctx, instruction, with_reflector=self.reflector,
+                                callbacks=[TraceCallbackHandler(trace)])  # fmt: skip
+        stats = EpisodeStats(turns=outcome.transitions)
+        stats.actions = sum(1 for n in outcome.node_sequence if n == "actor")
+        stats.extra.update(
+            graph_success=outcome.graph_success, graph_status=outcome.status, subtasks=list(outcome.subtasks),
+            llm_calls=outcome.llm_calls.model_dump(),
+        )  # fmt: skip
+        if outcome.refusal:
+            stats.extra["message"] = outcome.refusal
+        return stats

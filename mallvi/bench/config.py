@@ -1,0 +1,70 @@
+"""A benchmark run's settings (picklable: worker processes receive them)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from mallvi.bench.tiers import TierName
+
+AgentName = Literal["mallvi", "mallvi-no-reflector", "single", "expert"]
+AGENT_NAMES: tuple[AgentName, ...] = ("mallvi", "mallvi-no-reflector", "single", "expert")
+CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What ``mallvi bench`` was asked to run.
+
+    Attributes:
+        tier: which tier the tasks belong to.
+        tasks: task registry names.
+        episodes: episodes per task (seeds whose scene cannot be set up do not count).
+        seed_start: the first seed; later seeds follow consecutively.
+        agent: "mallvi" (the graph), "mallvi-no-reflector", "single" (one planner) or "expert" (scripted).
+        backend: "rules" or "llm" for the graph's agents and the Tier 1 answerer.
+        perception: "sim", "color" or "neural" for the graph.
+        contingency: fault-injection level of the simulator ("none" = off).
+        llm: base_url / model / vlm_model / api_key_env for llm backends and the single agent.
+        save_images: store the head image of every episode in its trace.
+    """
+
+    tier: TierName
+    tasks: tuple[str, ...]
+    episodes: int
+    seed_start: int = 100000
+    agent: AgentName = "mallvi"
+    backend: str = "rules"
+    perception: str = "color"
+    contingency: str = "none"
+    llm: dict[str, str] = field(default_factory=dict)
+    save_images: bool = True
+
+    def __post_init__(self) -> None:
+        if self.episodes < 1:
+            raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
+        if self.seed_start < 0:
+            raise ValueError(f"--seed-start must be non-negative, got {self.seed_start}")
+        if self.agent not in AGENT_NAMES:
+            raise ValueError(f"unknown agent {self.agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+        if self.backend not in ("rules", "llm"):
+            raise ValueError(f"--backend must be rules or llm, got {self.backend!r}")
+        if self.perception not in ("sim", "color", "neural"):
+            raise ValueError(f"--perception must be sim, color or neural, got {self.perception!r}")
+        if self.contingency not in CONTINGENCY_LEVELS:
+            raise ValueError(f"--contingency must be one of {', '.join(CONTINGENCY_LEVELS)}, got {self.contingency!r}")
+        if self.agent == "single" and not self.llm.get("base_url"):
+            raise ValueError("the single agent is a language model: give --base-url (or MALLVI_BASE_URL)")
+        if self.backend == "llm" and not self.llm.get("base_url"):
+            raise ValueError("--backend llm needs --base-url (or MALLVI_BASE_URL)")
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tasks"] = list(self.tasks)
+        d["llm"] = {k: v for k, v in self.llm.items() if k != "api_key"}  # never write a key to disk
+        return d
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that must match for a rerun to resume this run's episodes."""
+        return {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
+                                                                "perception", "contingency")}  # fmt: skip

@@ -1,0 +1,127 @@
+"""One benchmark episode: build the world for (task, seed), let the agent act, judge by simulator truth."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from mallvi.bench.agents.base import EpisodeStats
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.loop import run_fine, run_grounding, run_planning
+from mallvi.bench.tasks import BenchTask, get_task
+from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.logviz.trace import TraceWriter
+from mallvi.sim_bridge.scene_spec import SceneSetupError
+
+log = logging.getLogger(__name__)
+
+
+def trace_dir(out_dir: str | Path, task: str, seed: int) -> Path:
+    return Path(out_dir) / "traces" / task / str(seed)
+
+
+def make_agent(cfg: BenchConfig, task: BenchTask) -> Any:
+    """The agent object for ``cfg.agent`` (its interface depends on the tier; see agents/base.py)."""
+    if cfg.agent == "expert":
+        from mallvi.bench.agents.expert import ExpertAgent
+
+        return ExpertAgent()
+    if cfg.agent == "single":
+        from mallvi.bench.agents.single_agent import SingleAgent
+
+        return SingleAgent.from_config(cfg)
+    if isinstance(task, GroundingTask):
+        from mallvi.bench.agents.grounding_rules import PerceptionGrounder
+
+        return PerceptionGrounder(cfg.perception)
+    from mallvi.bench.agents.graph_agent import GraphAgent
+
+    return GraphAgent(cfg, reflector=cfg.agent == "mallvi")
+
+
+def needs_render(cfg: BenchConfig, task: BenchTask) -> bool:
+    """The expert reads truth only; everything else looks at images."""
+    return cfg.agent != "expert" or cfg.save_images
+
+
+def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path) -> dict[str, Any]:
+    """Run one episode and return its record for episodes.jsonl (never raises for an agent or skill failure)."""
+    from mallvi.sim_bridge.world import SimWorld
+
+    task = get_task(task_name)
+    t0 = time.perf_counter()
+    tdir = trace_dir(out_dir, task_name, seed)
+    if tdir.exists():
+        shutil.rmtree(tdir)  # a half-written trace from an interrupted run
+    record: dict[str, Any] = {"task": task_name, "seed": seed, "agent": cfg.agent, "tier": task.tier}
+    try:
+        world = SimWorld.create(
+            task.scene_spec(), seed, render=needs_render(cfg, task),
+            grasp_refusal_threshold_m=task.allocation_threshold_m, **_contingency_kw(cfg),
+        )  # fmt: skip
+    except SceneSetupError as e:
+        record.update(status="skipped", success=False, score=None, message=str(e), wall_s=time.perf_counter() - t0)
+        return record
+    try:
+        with TraceWriter(tdir) as trace:
+            trace.emit("run_start", instruction=task.instruction, task=task_name, seed=seed, config=cfg.to_json())
+            if cfg.save_images and "head" in getattr(world, "camera_names", []):
+                trace.save_image("head_initial", world.observe("head").rgb, node="bench")
+            record.update(_act(cfg, task, world, trace))
+            record["trace"] = str(tdir.relative_to(Path(out_dir)))
+            record["wall_s"] = time.perf_counter() - t0
+            trace.emit("run_end", status=record["status"], success=record["success"],
+                       graph_success=record.get("graph_success"), wall_s=record["wall_s"],
+                       failure_report=record.get("message"))  # fmt: skip
+    finally:
+        world.close()
+    return record
+
+
+def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter) -> dict[str, Any]:
+    try:
+        agent = make_agent(cfg, task)
+        if isinstance(task, GroundingTask):
+            stats = run_grounding(task, world, agent, trace)
+            score = task.score(world, stats.answers)
+            return _stats_record(stats, success=score >= 100.0 - 1e-9, score=score, truth=task.truth(world))
+        if hasattr(agent, "run_episode"):
+            stats = agent.run_episode(task, world, trace)
+        elif task.tier == "fine":
+            stats = run_fine(task, world, agent, trace)
+        else:
+            stats = run_planning(task, world, agent, trace)
+        return _stats_record(stats, success=bool(task.check_success(world)), score=None)
+    except Exception as e:  # an agent crash is this episode's failure, recorded with its reason
+        log.exception("episode %s/%s failed with an exception", task.name, cfg.agent)
+        trace.emit("error", where="bench.episode", message=traceback.format_exc(limit=5))
+        return {"status": "error", "success": False, "score": 0.0 if isinstance(task, GroundingTask) else None,
+                "message": f"{type(e).__name__}: {e}"}  # fmt: skip
+
+
+def _stats_record(stats: EpisodeStats, *, success: bool, score: float | None, **extra: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "status": "done",
+        "success": success,
+        "score": score,
+        "turns": stats.turns,
+        "actions": stats.actions,
+        "failed_actions": stats.failed_actions,
+        "refusals": stats.refusals,
+        "parse_errors": stats.parse_errors,
+    }
+    if stats.answers is not None:
+        rec["answers"] = dict(stats.answers)
+    rec.update(stats.extra)
+    rec.update(extra)
+    return rec
+
+
+def _contingency_kw(cfg: BenchConfig) -> dict[str, Any]:
+    if cfg.contingency == "none":
+        return {}
+    return {"contingency": cfg.contingency}

@@ -1,0 +1,105 @@
+"""results.json and table.md: our per-task results beside the paper's (Tables 1-3), with tier averages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mallvi.bench import anchors
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.metrics import aggregate, mean_or_none
+from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL
+
+
+def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-task aggregates of this run's tasks (only the episodes of the configured seed range count)."""
+    tasks: dict[str, Any] = {}
+    for task in cfg.tasks:
+        recs = sorted((r for r in records if r["task"] == task), key=lambda r: int(r["seed"]))
+        counted = [r for r in recs if r.get("status") != "skipped"][: cfg.episodes]
+        last_seed = int(counted[-1]["seed"]) if counted else cfg.seed_start - 1
+        skipped = [r for r in recs if r.get("status") == "skipped" and int(r["seed"]) <= last_seed]
+        agg = aggregate(counted + skipped)
+        entry: dict[str, Any] = {
+            "paper_id": PAPER_IDS.get(task, task),
+            "episodes": agg.episodes,
+            "successes": agg.successes,
+            "success_rate": agg.success_rate,
+            "skipped_seeds": list(agg.skipped_seeds),
+            "errors": sum(1 for r in counted if r.get("status") == "error"),
+            "seeds": [int(r["seed"]) for r in counted],
+            "mean_actions": mean_or_none([float(r.get("actions", 0)) for r in counted]),
+            "refusals": sum(int(r.get("refusals", 0)) for r in counted),
+            "complete": agg.episodes >= cfg.episodes,
+        }
+        if cfg.tier == "grounding":
+            entry["score"] = agg.score
+        tasks[task] = entry
+    return tasks
+
+
+def tier_average(cfg: BenchConfig, tasks: dict[str, Any]) -> float | None:
+    """Ours, in percent: mean score (Tier 1) or mean success rate × 100 over the tasks run."""
+    key = "score" if cfg.tier == "grounding" else "success_rate"
+    scale = 1.0 if cfg.tier == "grounding" else 100.0
+    return mean_or_none([None if t[key] is None else t[key] * scale for t in tasks.values() if t["episodes"]])
+
+
+def write_report(
+    cfg: BenchConfig, out_dir: Path, records: list[dict[str, Any]], run_stats: dict[str, Any]
+) -> dict[str, Any]:
+    """Write results.json and table.md; return the results."""
+    tasks = summarize(cfg, records)
+    wall_s = float(run_stats.get("wall_s", 0.0))
+    n_run = int(run_stats.get("episodes_run", 0))
+    results = {
+        "config": cfg.to_json(),
+        "tasks": tasks,
+        "tier_average": tier_average(cfg, tasks),
+        "run": {**run_stats, "episodes_per_minute": (60.0 * n_run / wall_s) if wall_s > 0 and n_run else None},
+    }
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "table.md").write_text(render_table(cfg, tasks), encoding="utf-8")
+    return results
+
+
+def _fmt(v: float | None, digits: int = 1) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def render_table(
+    cfg: BenchConfig, tasks: dict[str, Any], models: tuple[str, ...] = anchors.DEFAULT_ANCHOR_MODELS
+) -> str:
+    """Markdown: one row per task (ours with n, then the paper's models), then the averages."""
+    tier = cfg.tier
+    shown = [m for m in models if m in anchors.models(tier)]
+    unit = "mean spatial score (0-100)" if tier == "grounding" else "success rate (%)"
+    lines = [
+        f"# ST-BiBench {tier}: {cfg.agent} (backend {cfg.backend}, perception {cfg.perception}) vs the paper",
+        "",
+        f"{unit}; ours over n episodes from seed {cfg.seed_start}; paper: 100 episodes per task.",
+        "",
+        "| task | id | ours | n | " + " | ".join(shown) + " |",
+        "|---|---|---|---|" + "---|" * len(shown),
+    ]
+    for task, t in tasks.items():
+        ours = t["score"] if tier == "grounding" else (100.0 * t["success_rate"] if t["episodes"] else None)
+        cells = [_fmt(anchors.task_scores(tier, m).get(task)) for m in shown]
+        lines.append(f"| {task} | {t['paper_id']} | {_fmt(ours)} | {t['episodes']} | " + " | ".join(cells) + " |")
+    if tier == "planning":
+        for label, group in (("independent avg", PLANNING_INDEPENDENT), ("sequential avg", PLANNING_SEQUENTIAL)):
+            ran = {k: v for k, v in tasks.items() if k in group}
+            if ran:
+                ours_avg = tier_average(cfg, ran)
+                idx = 0 if label.startswith("independent") else 1
+                cells = [_fmt(anchors.planning_group_averages(m)[idx]) for m in shown]
+                lines.append(f"| **{label}** | | {_fmt(ours_avg)} | | " + " | ".join(cells) + " |")
+    cells = [_fmt(anchors.tier_average(tier, m)) for m in shown]
+    lines.append(f"| **tier average** | | {_fmt(tier_average(cfg, tasks))} | | " + " | ".join(cells) + " |")
+    lines += ["", "The paper's averages cover all of its tasks; ours cover the tasks run here."]
+    skipped = {k: v["skipped_seeds"] for k, v in tasks.items() if v["skipped_seeds"]}
+    if skipped:
+        lines.append("Seeds skipped because their scene could not be set up: " +
+                     "; ".join(f"{k}: {', '.join(map(str, s))}" for k, s in skipped.items()) + ".")  # fmt: skip
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,271 @@
+"""``mallvi bench``: run episodes of many tasks in worker processes (or Ray tasks), resumably.
+
+Output directory layout::
+
+    DIR/run.json        the run's settings (a rerun with other settings is refused)
+    DIR/episodes.jsonl  one record per finished episode, appended as it finishes (resume skips these)
+    DIR/results.json    settings + per-task aggregates (rewritten at the end of every run)
+    DIR/table.md        our per-task results beside the paper's
+    DIR/traces/<task>/<seed>/   the trace of each episode
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import multiprocessing as mp
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.episode import run_episode
+from mallvi.bench.report import write_report
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Progress:
+    """What the progress callback receives after each episode."""
+
+    done: int
+    total: int
+    successes: int
+    last: dict[str, Any]
+    elapsed_s: float
+
+
+@dataclass
+class _TaskQueue:
+    """Seeds of one task: which are finished, which are running, which comes next."""
+
+    task: str
+    needed: int
+    next_seed: int
+    done: int = 0
+    running: set[int] = field(default_factory=set)
+
+    def take(self) -> int | None:
+        if self.done + len(self.running) >= self.needed:
+            return None
+        seed = self.next_seed
+        self.next_seed += 1
+        self.running.add(seed)
+        return seed
+
+
+class RunDirError(ValueError):
+    """The output directory holds a run with different settings."""
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Complete lines of episodes.jsonl; a torn last line (killed writer) is ignored."""
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.endswith("\n"):
+                break
+            if line.strip():
+                out.append(json.loads(line))
+    return out
+
+
+def check_available(cfg: BenchConfig) -> None:
+    """Refuse settings this build cannot honour before anything runs."""
+    if cfg.contingency != "none":
+        from mallvi.sim_bridge.world import SimWorld
+
+        if "contingency" not in inspect.signature(SimWorld.create).parameters:
+            raise ValueError("--contingency is not available: the simulator has no fault-injection hook yet")
+    if cfg.agent == "expert":
+        from mallvi.bench.agents.expert import SCRIPTS
+
+        missing = [t for t in cfg.tasks if t not in SCRIPTS and not t.startswith("grounding_")]
+        if missing:
+            raise ValueError(f"the expert has no script for {', '.join(missing)}")
+
+
+def prepare_dir(cfg: BenchConfig, out_dir: Path) -> list[dict[str, Any]]:
+    """Create or reopen DIR; returns the records already there. Raises RunDirError on a settings mismatch."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run_json = out_dir / "run.json"
+    if run_json.exists():
+        old = json.loads(run_json.read_text(encoding="utf-8"))
+        if old.get("identity") != cfg.identity():
+            raise RunDirError(
+                f"{out_dir} holds a run with other settings ({old.get('identity')}); use another --out directory"
+            )
+    else:
+        run_json.write_text(json.dumps({"identity": cfg.identity(), "config": cfg.to_json()}, indent=2) + "\n")
+    return read_records(out_dir / "episodes.jsonl")
+
+
+def _queues(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, _TaskQueue]:
+    seen: dict[str, dict[int, dict[str, Any]]] = {}
+    for r in records:
+        seen.setdefault(r["task"], {})[int(r["seed"])] = r
+    queues = {}
+    for task in cfg.tasks:
+        q = _TaskQueue(task, cfg.episodes, cfg.seed_start)
+        got = seen.get(task, {})
+        while q.next_seed in got:  # finished seeds (done or skipped) are not run again
+            if got[q.next_seed].get("status") != "skipped":
+                q.done += 1
+            q.next_seed += 1
+        queues[task] = q
+    return queues
+
+
+def _jobs(queues: dict[str, _TaskQueue], finished: dict[str, dict[int, bool]]) -> Iterator[tuple[str, int]]:
+    """Next (task, seed) pairs to start, round-robin over tasks; skips seeds finished in an earlier run.
+
+    ``finished[task][seed]`` is True for a counted episode, False for a skipped (unbuildable) seed.
+    """
+    progressed = True
+    while progressed:
+        progressed = False
+        for q in queues.values():
+            seed = q.take()
+            while seed is not None and seed in finished.get(q.task, {}):
+                q.running.discard(seed)
+                q.done += int(finished[q.task][seed])
+                seed = q.take()
+            if seed is not None:
+                progressed = True
+                yield q.task, seed
+
+
+def run_bench(
+    cfg: BenchConfig,
+    out_dir: str | Path,
+    workers: int = 1,
+    ray_address: str | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) a benchmark; returns the results.json content."""
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    check_available(cfg)
+    out = Path(out_dir)
+    records = prepare_dir(cfg, out)
+    queues = _queues(cfg, records)
+    finished = {t: {int(r["seed"]): r.get("status") != "skipped" for r in records if r["task"] == t} for t in cfg.tasks}
+    total = cfg.episodes * len(cfg.tasks)
+    state = {"done": sum(q.done for q in queues.values()), "wins": _wins(records, cfg.tasks)}
+    t0 = time.perf_counter()
+    ran: list[dict[str, Any]] = []
+
+    def finish(rec: dict[str, Any]) -> None:
+        q = queues[rec["task"]]
+        q.running.discard(int(rec["seed"]))
+        if rec.get("status") != "skipped":
+            q.done += 1
+            state["done"] += 1
+            state["wins"] += int(bool(rec.get("success")))
+        with open(out / "episodes.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, default=str) + "\n")
+            fh.flush()
+        ran.append(rec)
+        if on_progress is not None:
+            on_progress(Progress(state["done"], total, state["wins"], rec, time.perf_counter() - t0))
+
+    if ray_address:
+        _run_ray(cfg, out, queues, finished, finish, ray_address, workers)
+    elif workers == 1:
+        for task, seed in _drain(queues, finished):
+            finish(run_episode(cfg, task, seed, out))
+    else:
+        _run_pool(cfg, out, queues, finished, finish, workers)
+    wall_s = time.perf_counter() - t0
+    all_records = read_records(out / "episodes.jsonl")
+    return write_report(cfg, out, all_records, run_stats={"wall_s": wall_s, "episodes_run": len(ran),
+                                                          "workers": workers, "ray_address": ray_address})  # fmt: skip
+
+
+def _wins(records: list[dict[str, Any]], tasks: tuple[str, ...]) -> int:
+    return sum(1 for r in records if r["task"] in tasks and r.get("status") != "skipped" and r.get("success"))
+
+
+def _drain(queues: dict[str, _TaskQueue], finished: dict[str, dict[int, bool]]) -> Iterator[tuple[str, int]]:
+    """Sequential order: keep asking for work until every queue is satisfied (skips add seeds)."""
+    while True:
+        batch = list(_jobs(queues, finished))
+        if not batch:
+            return
+        yield from batch
+
+
+def _run_pool(
+    cfg: BenchConfig,
+    out: Path,
+    queues: dict[str, _TaskQueue],
+    finished: dict[str, dict[int, bool]],
+    finish: Callable[[dict[str, Any]], None],
+    workers: int,
+) -> None:
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pending: set[Future[dict[str, Any]]] = set()
+        jobs = _jobs(queues, finished)
+
+        def fill() -> None:
+            nonlocal jobs
+            while len(pending) < workers:
+                nxt = next(jobs, None)
+                if nxt is None:
+                    jobs = _jobs(queues, finished)  # a skipped seed may have opened a slot
+                    nxt = next(jobs, None)
+                    if nxt is None:
+                        return
+                pending.add(pool.submit(run_episode, cfg, nxt[0], nxt[1], out))
+
+        fill()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                pending.discard(fut)
+                finish(fut.result())
+            fill()
+
+
+def _run_ray(
+    cfg: BenchConfig,
+    out: Path,
+    queues: dict[str, _TaskQueue],
+    finished: dict[str, dict[int, bool]],
+    finish: Callable[[dict[str, Any]], None],
+    address: str,
+    max_in_flight: int,
+) -> None:
+    """Episodes as Ray tasks on a cluster; records come back to this process, which alone writes the files.
+
+    Traces are written by the Ray workers under ``out``, so ``out`` must be on storage every node shares.
+    """
+    import ray
+
+    ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    remote = ray.remote(run_episode)
+    pending: dict[Any, tuple[str, int]] = {}
+    jobs = _jobs(queues, finished)
+    while True:
+        while len(pending) < max_in_flight:
+            nxt = next(jobs, None)
+            if nxt is None:
+                jobs = _jobs(queues, finished)
+                nxt = next(jobs, None)
+                if nxt is None:
+                    break
+            pending[remote.remote(cfg, nxt[0], nxt[1], str(out))] = nxt
+        if not pending:
+            return
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            pending.pop(ref)
+            finish(ray.get(ref))
