@@ -133,6 +133,22 @@ def test_semantic_points() -> None:
     assert {o.category for o in (roller, tray, mug, rack, mic, basket, bowl)} == {"round", "rimmed", "irregular"}
 
 
+def test_mug_hangs_on_the_rack_hook() -> None:
+    scene = _table_scene()
+    rack = OBJECT_BUILDERS["rack"](scene, "rack", sapien.Pose([0.3, 0.0, TABLE_TOP_Z]))
+    mug = make_mug(scene, "mug", sapien.Pose([0.0, 0.2, TABLE_TOP_Z]))
+    yaw = sapien.Pose([0, 0, 0], [math.sqrt(0.5), 0, 0, math.sqrt(0.5)])  # the handle opening now faces along x
+    handle_local = (yaw * mug.local_points["handle"]).p
+    # Let the handle's upper arm come to rest on the hook rod (a few mm drop).
+    target = rack.point_world("hook").p - handle_local - np.array([0.0, 0.0, 0.012])
+    mug.entity.set_pose(sapien.Pose(target, yaw.q))
+    _step(scene, 2.0)
+    gap = mug.point_world("handle").p - rack.point_world("hook").p
+    assert math.hypot(gap[0], gap[1]) < 0.02, f"the handle slid off the hook: {gap}"
+    assert mug.point_world("handle").p[2] > TABLE_TOP_Z + 0.15, "the mug fell"
+    assert _tilt_rad(rack.pose.q) < math.radians(2.0), "the rack tipped over"
+
+
 CONTAINERS = ["open_box", "bowl", "basket", "tray", "skillet", "dustbin"]
 
 

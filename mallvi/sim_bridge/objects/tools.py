@@ -26,7 +26,8 @@ def make_mug(
 ) -> SimObject:
     """A hollow mug with a C-shaped handle on its +x side.
 
-    Points: "handle" is the middle of the handle's outer bar (the point that goes onto a hook);
+    Points: "handle" is the centre of the handle's opening (the point that goes onto a hook; the opening faces
+    ±y, so a hook along the mug's y axis passes through it);
     cp0 = top-down grasp on the rim opposite the handle; cp1 = a grasp on the handle bar approaching from +x;
     cp2..cp5 side grasps on the body.
     """
@@ -40,7 +41,8 @@ def make_mug(
         parts.box((radius_m + reach / 2 - 0.002, 0, z), (reach / 2 + 0.002, t / 2, t / 2), c)
     bar_x = radius_m + reach - t / 2
     parts.box((bar_x, 0, (z_lo + z_hi) / 2), (t / 2, t / 2, (z_hi - z_lo) / 2 + t / 2), c)
-    handle = sapien.Pose([bar_x, 0, (z_lo + z_hi) / 2])
+    # The handle point is the centre of the handle's opening: the spot a hook passes through.
+    handle = sapien.Pose([radius_m + (reach - t) / 2, 0, (z_lo + z_hi) / 2])
     grasps = [
         top_grasp((-(radius_m - wall / 2), 0, height_m - 0.015), 0.0),
         side_grasp((bar_x, 0, (z_lo + z_hi) / 2), math.pi),
@@ -63,12 +65,13 @@ def make_rack(
     height_m: float = 0.26,
     hook_height_m: float = 0.20,
     hook_length_m: float = 0.09,
-    hook_tilt_rad: float = math.radians(25.0),
+    hook_tilt_rad: float = math.radians(20.0),
     static: bool = False,
 ) -> SimObject:
     """A mug rack: a heavy base, a post and a hook rod pointing towards -x and tilted upwards.
 
-    Points: "hook" is on the rod 60% of the way out (where a mug handle should hang), "hook_tip" its end.
+    Points: "hook" is on the rod's axis 60% of the way out (where a mug handle should hang), "hook_tip" its end.
+    The 20° tilt is below the friction angle (atan 0.5 ≈ 27°), so a handle hung on the hook stays where it is put.
     """
     c = rgb or rgb_of(color)
     base_h, post_r, hook_r = 0.015, 0.01, 0.005
