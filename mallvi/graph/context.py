@@ -101,6 +101,7 @@ class GraphContext:
         world: resolves robot-side object names (simulator truth in sim, the scene graph on a rig); the Actor
             maps a perceived object to the nearest one within ``match_radius_m``.
         gripper_opening: proprioception, 0 closed .. 1 open, per arm.
+        gripper_holding: the gripper's own "something is between the fingers" sensor, per arm (optional).
         table_top_z: table height in metres (for "lifted" and place heights).
         approve: interrupt before every Actor step for a human decision.
         reflector_enabled: False for the no-reflector ablation (success assumed).
@@ -112,6 +113,7 @@ class GraphContext:
     backends: AgentBackends
     world: WorldModel | None = None
     gripper_opening: Callable[[ArmSide], float] | None = None
+    gripper_holding: Callable[[ArmSide], bool] | None = None
     table_top_z: float = 0.74
     budgets: Budgets = field(default_factory=Budgets)
     artifacts: ArtifactStore = field(default_factory=ArtifactStore)

@@ -41,11 +41,17 @@ class Box:
 
     @staticmethod
     def of_info(info: ObjectInfo) -> Box:
-        return Box(info.name, info.pose.position_m, info.size_m)
+        return Box(info.name, centre_of(info), info.size_m)
 
     @staticmethod
     def of_scene(obj: SceneObject) -> Box:
         return Box(obj.id, obj.position_m, obj.size_m)
+
+
+def centre_of(info: ObjectInfo) -> tuple[float, float, float]:
+    """An object's geometric centre: its "center" point when it has one (the pose origin may be its bottom)."""
+    c = info.points.get("center")
+    return c.position_m if c is not None else info.pose.position_m
 
 
 class PredicateResult(BaseModel):
@@ -131,7 +137,7 @@ def truth_boxes(refs: Mapping[str, ObjectRef], world: WorldModel) -> tuple[dict[
 
     infos = [world.get_object(n) for n in world.object_names()]
     cands = [
-        Candidate(i.name, i.label, i.color, i.size_m[0] * i.size_m[1] * i.size_m[2], i.pose.position_m) for i in infos
+        Candidate(i.name, i.label, i.color, i.size_m[0] * i.size_m[1] * i.size_m[2], centre_of(i)) for i in infos
     ]
     by_name = {i.name: i for i in infos}
     boxes: dict[str, Box] = {}
@@ -143,5 +149,5 @@ def truth_boxes(refs: Mapping[str, ObjectRef], world: WorldModel) -> tuple[dict[
             errors[key] = str(e)
             continue
         info = by_name[c.name]
-        boxes[key] = Box(key, info.pose.position_m, info.size_m)
+        boxes[key] = Box(key, centre_of(info), info.size_m)
     return boxes, errors

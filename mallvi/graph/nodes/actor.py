@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.graph.context import GraphContext
+from mallvi.graph.goals import centre_of
 from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
 from mallvi.robot_drivers.base import SkillResult, WorldModel
@@ -26,7 +27,7 @@ def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) ->
         return obj.id, "no world model: the perceived id is used"
     best: tuple[float, str] | None = None
     for name in world.object_names():
-        p = world.get_object(name).pose.position_m
+        p = centre_of(world.get_object(name))
         d = math.dist(p, obj.position_m)
         if best is None or d < best[0]:
             best = (d, name)

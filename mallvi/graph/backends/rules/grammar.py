@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from mallvi.graph.backends.base import RefusalError
 from mallvi.graph.refs import LABEL_SYNONYMS
-from mallvi.graph.schemas import ArmHint, ObjectRef, Plan, PlaceRelation, Predicate, SizeWord, Subtask
+from mallvi.graph.schemas import ArmHint, ObjectRef, PlaceRelation, Plan, Predicate, SizeWord, Subtask
 
 COLOURS = ("red", "green", "blue", "yellow", "black", "white", "orange", "purple", "pink", "brown", "gray", "cyan")
 SIZE_WORDS: dict[str, SizeWord] = {

@@ -7,6 +7,7 @@ matching -> Grounder); an object that is gone from view -> Grounder; an object t
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import TYPE_CHECKING
 
@@ -38,12 +39,22 @@ class RulesReflector:
         fresh = ctx.perception.scan(obs)
         cands = candidates_of(fresh)
         boxes: dict[str, Box] = {}
+        key = subtask.obj.key()
+        remembered: list[str] = []
+        before_cands = candidates_of(list(before.values()))
         for ref in refs_of(subtask):
             try:
                 boxes[ref.key()] = Box.of_scene(next(o for o in fresh if o.id == resolve(ref, cands).name))
+                continue
             except ResolutionError:
                 pass
-        key = subtask.obj.key()
+            if ref.key() == key:
+                continue
+            # a reference object this subtask did not move may now be hidden (e.g. under the placed block):
+            # its position from before the action still holds
+            with contextlib.suppress(ResolutionError):
+                boxes[ref.key()] = Box.of_scene(before[resolve(ref, before_cands).name])
+                remembered.append(ref.key())
         held_state = {arm: _holding(ctx, arm, boxes.get(key)) for arm in ("left", "right")}
         if key not in boxes and not any(held_state.values()):
             return Verdict(verdict="failure", failure_category="object_lost", blamed_agent="grounder",
@@ -61,6 +72,8 @@ class RulesReflector:
             text = "; ".join(f"{r.predicate} does not hold ({r.detail})" for r in failed)
             return self._wrong_place(subtask, before, boxes, text)
         detail = "; ".join(f"{r.predicate}: {r.detail}" for r in results) or "the actions succeeded"
+        if remembered:
+            detail += f" (hidden now, position from before the action: {', '.join(remembered)})"
         return Verdict(verdict="success", explanation=detail)
 
     @staticmethod
@@ -76,7 +89,7 @@ class RulesReflector:
 
 
 def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
-    for c in report.commands:
+    for c in reversed(report.commands):
         if c.skill == "place_actor" and c.ok:
             pose = c.args.get("target_pose")
             if isinstance(pose, list) and len(pose) >= 3:
@@ -85,11 +98,14 @@ def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
 
 
 def _holding(ctx: GraphContext, arm: str, box: Box | None) -> bool:
-    """Proprioception: the gripper is neither open nor fully closed, and the object is near that hand."""
-    if ctx.gripper_opening is None:
+    """The gripper senses an object (or is neither open nor fully closed), and the object is near that hand."""
+    if ctx.gripper_holding is not None:
+        sensed = ctx.gripper_holding(arm)  # type: ignore[arg-type]
+    elif ctx.gripper_opening is not None:
+        sensed = HOLD_OPEN_MIN < ctx.gripper_opening(arm) < HOLD_OPEN_MAX  # type: ignore[arg-type]
+    else:
         return False
-    opening = ctx.gripper_opening(arm)  # type: ignore[arg-type]
-    if not HOLD_OPEN_MIN < opening < HOLD_OPEN_MAX:
+    if not sensed:
         return False
     if box is None:
         return True  # hidden in the hand

@@ -17,12 +17,41 @@ if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext
 
 SIDE_GAP_M = 0.10
-SLOT_PITCH_M = 0.10
-ROW_Y_CHOICES_M = (-0.12, -0.04, 0.04, -0.18)
+SLOT_PITCH_M = 0.09
+ROW_Y_CHOICES_M = (-0.10, -0.03, -0.16, 0.0)
+RELAY_Y_CHOICES_M = (-0.08, -0.15, -0.02)
 CLEARANCE_M = 0.07
-LIFT_M = 0.10
-HANDOVER_LIFT_M = 0.15
+LIFT_M = 0.05
 DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
+
+
+def reachable(arm: str, x: float, y: float) -> bool:
+    """Whether ``arm`` reaches a table point (DESIGN.md: own half to 0.05 past the centre line, y -0.20..0.10;
+    the middle strip to 0.10 past it for y <= 0)."""
+    u = -x if arm == "left" else x
+    if not -0.25 <= y <= 0.15:  # a little beyond the measured envelope: the planner has the final word
+        return False
+    return u >= -0.05 or (u >= -0.10 and y <= 0.0)
+
+
+def relay_spot(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject],
+               target_xyz: tuple[float, float, float]) -> tuple[float, float]:
+    """A free table spot near x = 0 that both arms reach, away from every other object and the target."""
+    others = [o.position_m[:2] for o in list(scene.objects) + list(localized.values()) if o.id != obj_id]
+    others.append(target_xyz[:2])
+    for y in RELAY_Y_CHOICES_M:
+        if all(((px - 0.0) ** 2 + (py - y) ** 2) ** 0.5 > CLEARANCE_M for px, py in others):
+            return (0.0, y)
+    return (0.0, RELAY_Y_CHOICES_M[0])
+
+
+def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float]) -> list[SkillCall]:
+    return [
+        SkillCall(skill="grasp_actor", arm=arm, object=obj_id),  # type: ignore[arg-type]
+        SkillCall(skill="place_actor", arm=arm, object=obj_id, target_pose=[*target_xyz, *DOWN_WXYZ],  # type: ignore[arg-type]
+                  args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
+        SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
+    ]
 
 
 def side_of(obj: SceneObject) -> str:
@@ -69,27 +98,41 @@ class RulesThinker:
             return ActionPlan(calls=[
                 SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
                 SkillCall(skill="move_by_displacement", arm=arm, args={"z": LIFT_M}),  # type: ignore[arg-type]
-            ], rationale=f"grasp {obj.id} with the {arm} arm and lift it {LIFT_M:.2f} m")
+            ], rationale=f"grasp {obj.id} with the {arm} arm and lift it {LIFT_M:.2f} m more")
         if subtask.action == "handover":
+            # The simulator's cube grasps are all top-down, so two grippers cannot hold a cube at once: the
+            # exchange goes through a spot in the middle of the table that both arms reach.
             recv = other(arm)
+            mx, my = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
             return ActionPlan(calls=[
-                SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
-                SkillCall(skill="move_by_displacement", arm=arm,  # type: ignore[arg-type]
-                          args={"x": -obj.position_m[0] * 0.8, "z": HANDOVER_LIFT_M}),
+                *_grasp_place(arm, obj.id, (mx, my, table_z)),
                 SkillCall(skill="grasp_actor", arm=recv, object=obj.id),  # type: ignore[arg-type]
-                SkillCall(skill="open_gripper", arm=arm),  # type: ignore[arg-type]
-                SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
-            ], rationale=f"{arm} arm grasps {obj.id}, brings it to the middle, {recv} arm takes it")
+                SkillCall(skill="move_by_displacement", arm=recv, args={"z": LIFT_M}),  # type: ignore[arg-type]
+            ], rationale=f"the {arm} arm hands {obj.id} over at ({mx:.2f}, {my:.2f}); the {recv} arm takes it")
         target_xyz = self._place_target(subtask, obj, localized, scene, table_z, attempt)
-        pose = [*target_xyz, *DOWN_WXYZ]
-        return ActionPlan(calls=[
-            SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
-            SkillCall(skill="place_actor", arm=arm, object=obj.id, target_pose=pose,  # type: ignore[arg-type]
-                      args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
-            SkillCall(skill="move_by_displacement", arm=arm, args={"z": LIFT_M}),  # type: ignore[arg-type]
-            SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
-        ], rationale=f"move {obj.id} to ({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f}) "
-                     f"with the {arm} arm")
+        return self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z)
+
+    def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
+               localized: dict[str, SceneObject], scene: SceneMemory, table_z: float) -> ActionPlan:
+        """Grasp and place; when no single arm reaches both ends, relay through a free spot in the middle."""
+        ox, oy = obj.position_m[0], obj.position_m[1]
+        tx, ty = target_xyz[0], target_xyz[1]
+        forced = subtask.arm_hint in ("left", "right")
+        arms = [arm] if forced else [arm, other(arm)]
+        for a in arms:
+            if reachable(a, ox, oy) and reachable(a, tx, ty):
+                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz), rationale=(
+                    f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
+        giver = side_of(obj) if not forced else arm
+        taker = other(giver)
+        if forced or not reachable(taker, tx, ty):
+            raise AgentFailure(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
+                               + (f" with the {arm} arm only" if forced else ""))
+        mx, my = relay_spot(obj.id, scene, localized, target_xyz)
+        relay = (mx, my, table_z)
+        return ActionPlan(calls=[*_grasp_place(giver, obj.id, relay), *_grasp_place(taker, obj.id, target_xyz)],
+                          rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), "
+                                    f"the {taker} arm takes it to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})")
 
     def _place_target(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                       scene: SceneMemory, table_z: float, attempt: int) -> tuple[float, float, float]:

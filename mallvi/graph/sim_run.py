@@ -1,0 +1,203 @@
+"""``mallvi run`` in the simulator: world + perception + backends -> graph run -> RunResult judged by truth.
+
+``success`` comes from simulator truth: with no instruction, the scene's own instruction and its benchmark
+success check; with a free instruction, the Decomposer's goal predicates evaluated on the final scene (object
+references resolved against the simulator's objects independently of perception). ``graph_success`` is the
+graph's own belief.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mallvi.config import ConfigError, RunConfig
+from mallvi.graph.context import ArtifactStore, GraphContext
+from mallvi.graph.goals import PredicateResult, evaluate, truth_boxes
+from mallvi.graph.nodes.common import plan_refs
+from mallvi.graph.runner import Decider, GraphOutcome, drive
+from mallvi.graph.state import GraphState
+from mallvi.logviz.trace import TraceWriter
+
+log = logging.getLogger(__name__)
+
+
+class NotAvailableError(ConfigError):
+    """An option this build cannot honour (e.g. a real robot driver that is not there)."""
+
+
+class RunResult(BaseModel):
+    """The outcome of one ``mallvi run`` (the ``--json`` object)."""
+
+    instruction: str
+    task: str
+    seed: int
+    success: bool
+    success_source: str
+    graph_success: bool
+    status: str
+    goal: list[str] = Field(default_factory=list)
+    goal_check: list[PredicateResult] = Field(default_factory=list)
+    subtasks: list[str] = Field(default_factory=list)
+    attempts: dict[str, int] = Field(default_factory=dict)
+    llm_calls: dict[str, Any] = Field(default_factory=dict)
+    wall_s: float
+    graph_s: float
+    node_time_s: float
+    transitions: int
+    trace: str | None = None
+    failure_report: dict[str, Any] | None = None
+    refusal: str | None = None
+    thread_id: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.status == "refused":
+            return 2
+        return 0 if self.success else 1
+
+
+def check_available(cfg: RunConfig) -> None:
+    """Refuse options whose implementation is not in this build, before anything is created."""
+    if cfg.robot != "sim" or cfg.camera != "sim":
+        raise NotAvailableError(f"--robot {cfg.robot} / --camera {cfg.camera}: running the graph on the real rig "
+                                "is not available in this build (only --robot sim --camera sim)")
+    if cfg.contingency not in (None, "none"):
+        from mallvi.sim_bridge.world import SimWorld
+
+        if "contingency" not in inspect.signature(SimWorld.create).parameters:
+            raise NotAvailableError("--contingency is not available in this build: the simulator has no fault "
+                                    "injection hook yet")
+    if cfg.single_agent and cfg.approve:
+        raise ConfigError("--single-agent and --approve cannot be combined")
+
+
+def run_in_sim(
+    instruction: str | None,
+    task: str,
+    seed: int,
+    cfg: RunConfig,
+    *,
+    trace_dir: str | Path | None = None,
+    decide: Decider | None = None,
+    progress: Callable[[str], None] | None = None,
+    checkpoint_path: str | Path | None = None,
+    resume_thread: str | None = None,
+) -> RunResult:
+    """Build the scene, run the graph on it and judge the result by simulator truth."""
+    check_available(cfg)
+    t_start = time.perf_counter()
+    from mallvi.sim_bridge.scenes import get_scene
+
+    try:
+        get_scene(task)
+    except KeyError as e:
+        raise ConfigError(str(e)) from e
+    from mallvi.graph.backends.factory import make_backends
+    from mallvi.graph.perception_adapter import PipelinePort
+    from mallvi.perception.pipeline import make_perception
+    from mallvi.sim_bridge.world import SimWorld
+
+    backends = make_backends(cfg)
+    create_kw: dict[str, Any] = {}
+    if cfg.contingency not in (None, "none"):
+        create_kw["contingency"] = cfg.contingency
+    world = SimWorld.create(task, seed, **create_kw)
+    trace = TraceWriter(trace_dir) if trace_dir is not None else None
+    try:
+        text = instruction if instruction is not None else world.instruction
+        ctx = GraphContext(
+            skills=world.skills, observe=lambda: world.observe(cfg.camera_name),
+            perception=PipelinePort(make_perception(cfg.perception)), backends=backends, world=world.truth,
+            gripper_opening=world.gripper_opening,
+            gripper_holding=lambda arm: world.grasped_object(arm) is not None, table_top_z=world.table_top_z, budgets=cfg.budgets,
+            artifacts=ArtifactStore(trace), trace=trace, approve=cfg.approve, reflector_enabled=cfg.reflector,
+            on_progress=progress,
+        )
+        callbacks = []
+        if trace is not None:
+            from mallvi.logviz.capture import TraceCallbackHandler
+
+            callbacks.append(TraceCallbackHandler(trace))
+            trace.emit("run_start", instruction=text, task=task, seed=seed,
+                       config={"backend": cfg.backend, "perception": cfg.perception, "reflector": cfg.reflector,
+                               "single_agent": cfg.single_agent, "approve": cfg.approve})
+        checkpointer = None
+        if checkpoint_path is not None:
+            from mallvi.graph.checkpoint import sqlite_saver
+
+            checkpointer = sqlite_saver(checkpoint_path)
+        if cfg.single_agent:
+            from mallvi.graph.single_agent import drive_single
+
+            outcome, state = drive_single(ctx, text, callbacks=callbacks)
+        else:
+            outcome, state = drive(ctx, text, with_reflector=cfg.reflector, checkpointer=checkpointer,
+                                   thread_id=resume_thread, resume=resume_thread is not None, callbacks=callbacks,
+                                   decide=decide, interrupt_before_actor=cfg.dry_run)
+        success, source, checks = judge_truth(world, instruction, task, state, outcome)
+        result = RunResult(
+            instruction=text, task=task, seed=seed, success=success, success_source=source,
+            graph_success=outcome.graph_success, status=outcome.status, goal=outcome.goal, goal_check=checks,
+            subtasks=outcome.subtasks, attempts=outcome.attempts, llm_calls=outcome.llm_calls.model_dump(),
+            wall_s=time.perf_counter() - t_start, graph_s=outcome.wall_s, node_time_s=outcome.node_time_s,
+            transitions=outcome.transitions, trace=str(trace_dir) if trace_dir is not None else None,
+            failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
+            refusal=outcome.refusal, thread_id=outcome.thread_id,
+        )
+        if trace is not None:
+            trace.emit("run_end", status=result.status, success=result.success, graph_success=result.graph_success,
+                       wall_s=result.wall_s, failure_report=result.failure_report or result.refusal)
+        return result
+    finally:
+        if trace is not None:
+            trace.close()
+        world.close()
+
+
+def judge_truth(world: Any, instruction: str | None, task: str, state: GraphState,
+                outcome: GraphOutcome) -> tuple[bool, str, list[PredicateResult]]:
+    """(success, where the judgement comes from, predicate checks) from simulator truth."""
+    if outcome.status in ("refused", "paused"):
+        return False, "not run", []
+    if instruction is None:
+        try:
+            from mallvi.bench.tasks import get_task
+
+            return bool(get_task(task).check_success(world)), "simulator: task success check", []
+        except (ImportError, KeyError, AttributeError) as e:
+            log.warning("no benchmark success check for %s (%s); using the goal predicates", task, e)
+    plan = state.get("plan")
+    if plan is None or not plan.goal:
+        return False, "simulator: no goal predicates", []
+    refs = plan_refs(plan)
+    boxes, errors = truth_boxes(refs, world.truth)
+    names = {key: _truth_name(world, ref) for key, ref in refs.items()}
+    held_by_arm = {arm: world.grasped_object(arm) for arm in ("left", "right")}
+
+    def held(arm: str) -> str | None:
+        name = held_by_arm.get(arm)
+        return next((k for k, n in names.items() if n == name), None) if name else None
+
+    checks = evaluate(plan.goal, boxes, world.table_top_z, held=held)
+    for key, msg in errors.items():
+        checks.append(PredicateResult(predicate=f"resolve({key})", holds=False, detail=msg))
+    return all(c.holds for c in checks), "simulator: goal predicates", checks
+
+
+def _truth_name(world: Any, ref: Any) -> str | None:
+    from mallvi.graph.goals import centre_of
+    from mallvi.graph.goals import truth_boxes as _tb
+
+    boxes, _ = _tb({"x": ref}, world.truth)
+    if "x" not in boxes:
+        return None
+    c = boxes["x"].centre_m
+    return min(world.truth.object_names(),
+               key=lambda n: sum((a - b) ** 2 for a, b in zip(centre_of(world.truth.get_object(n)), c, strict=True)))
