@@ -152,6 +152,102 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _ask_approval(payload: dict[str, object]) -> object:
+    """Human approval before the Actor: approve, edit (a JSON action plan), abort, or pause (resume later)."""
+    print(f"\nsubtask: {payload.get('subtask')}", file=sys.stderr)
+    for call in payload.get("calls", []) or []:  # type: ignore[union-attr]
+        print(f"  {json.dumps(call)}", file=sys.stderr)
+    while True:
+        print("[a]pprove, [e]dit, a[b]ort, [p]ause? ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        answer = line.strip().lower()
+        if not line or answer in ("p", "pause"):
+            return None
+        if answer in ("a", "approve", "y", "yes"):
+            return "approve"
+        if answer in ("b", "abort", "x", "n", "no"):
+            return "abort"
+        if answer in ("e", "edit"):
+            print('paste the edited plan as one JSON line ({"calls": [...]}):', file=sys.stderr)
+            try:
+                return {"action": "edit", "plan": json.loads(sys.stdin.readline())}
+            except json.JSONDecodeError as e:
+                print(f"not JSON: {e}", file=sys.stderr)
+
+
+def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
+    from mallvi.config import ConfigError
+    from mallvi.graph.backends.base import RefusalError
+    from mallvi.graph.cli_support import config_from_args, default_trace_dir, precheck, summary_lines
+    from mallvi.graph.sim_run import run_in_sim
+
+    try:
+        cfg = config_from_args(args)
+        precheck(instruction, cfg)
+    except (ConfigError, ValueError) as e:
+        raise UsageError(str(e)) from e
+    trace_dir = args.trace_dir or default_trace_dir(task, seed)
+    checkpoint = args.checkpoint or (f"{trace_dir}/checkpoints.sqlite" if args.approve or args.resume else None)
+    progress = None if args.quiet else (lambda line: print(f"[mallvi] {line}", file=sys.stderr))
+    try:
+        result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
+                            decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
+                            resume_thread=args.resume)
+    except (ConfigError, RefusalError) as e:
+        raise UsageError(str(e)) from e
+    if args.json:
+        print(result.model_dump_json(exclude={"goal_check"}))
+    else:
+        print("\n".join(summary_lines(result)))
+    if result.status == "refused":
+        print(f"mallvi: error: refused: {result.refusal}", file=sys.stderr)
+    return result.exit_code
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    if args.seed < 0:
+        raise UsageError("--seed must be >= 0")
+    instruction = args.instruction if args.instruction and args.instruction.strip() else None
+    if args.instruction is not None and instruction is None:
+        raise UsageError("the instruction is empty")
+    return _run_and_report(instruction, args.task, args.seed, args)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from mallvi.graph.cli_support import DEMO_INSTRUCTION, DEMO_TASK
+
+    return _run_and_report(DEMO_INSTRUCTION, DEMO_TASK, args.seed, args)
+
+
+def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
+    if not demo:
+        p.add_argument("instruction", nargs="?", default=None,
+                       help="what to do; omitted: the scene's own instruction and success check")
+        p.add_argument("--task", required=True, help="the scene to run in (e.g. stack_blocks_three)")
+    p.add_argument("--seed", type=int, default=0, help="scene seed (default: 0)")
+    p.add_argument("--backend", choices=["rules", "llm"], default="rules", help="backend of every agent")
+    p.add_argument("--agent-backend", action="append", metavar="AGENT=BACKEND",
+                   help="override one agent's backend, e.g. reflector=llm (repeatable)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $MALLVI_BASE_URL); key: $OPENAI_API_KEY")
+    p.add_argument("--llm-model", help="text model for the llm backend")
+    p.add_argument("--vlm-model", help="vision model (Descriptor, Reflector) for the llm backend")
+    p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model request (default: 60)")
+    p.add_argument("--perception", choices=["sim", "color", "neural"], default="color",
+                   help="color (default), sim (privileged masks: isolates planning) or neural")
+    p.add_argument("--robot", choices=["sim", "piper"], default="sim")
+    p.add_argument("--camera", choices=["sim", "realsense"], default="sim")
+    p.add_argument("--no-reflector", action="store_true", help="ablation: no verification, no retries")
+    p.add_argument("--single-agent", action="store_true", help="ablation: one planner call per step")
+    p.add_argument("--approve", action="store_true", help="ask before every Actor step (approve/edit/abort/pause)")
+    p.add_argument("--resume", metavar="THREAD_ID", help="continue a paused run from its checkpoint")
+    p.add_argument("--checkpoint", help="SQLite checkpoint file (default: TRACE_DIR/checkpoints.sqlite)")
+    p.add_argument("--dry-run", action="store_true", help="plan and think, stop before the first motion")
+    p.add_argument("--contingency", help="fault injection level (none|easy|medium|hard|custom)")
+    p.add_argument("--trace-dir", help="where the trace goes (default: mallvi_runs/<time>-<task>-<seed>)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mallvi", description="Multi-agent dual-arm manipulation (MALLVi) in sim or on a rig.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
@@ -185,6 +281,14 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="that arm's base in the world as 'x,y,z,yaw_deg' (default: -0.30,-0.30,0.95,90)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_cmd_calibrate)
+
+    p = sub.add_parser("run", help="run one instruction through the agent graph in the simulator")
+    _add_run_options(p)
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("demo", help="the default job: stack the green block on the red block in the simulator")
+    _add_run_options(p, demo=True)
+    p.set_defaults(func=_cmd_demo)
 
     return parser
 

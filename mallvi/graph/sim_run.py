@@ -60,7 +60,7 @@ class RunResult(BaseModel):
     def exit_code(self) -> int:
         if self.status == "refused":
             return 2
-        return 0 if self.success else 1
+        return 0 if self.success or self.status == "planned" else 1
 
 
 def check_available(cfg: RunConfig) -> None:
@@ -141,6 +141,8 @@ def run_in_sim(
             outcome, state = drive(ctx, text, with_reflector=cfg.reflector, checkpointer=checkpointer,
                                    thread_id=resume_thread, resume=resume_thread is not None, callbacks=callbacks,
                                    decide=decide, interrupt_before_actor=cfg.dry_run)
+        if cfg.dry_run and outcome.status == "paused":
+            outcome = outcome.model_copy(update={"status": "planned"})
         success, source, checks = judge_truth(world, instruction, task, state, outcome)
         result = RunResult(
             instruction=text, task=task, seed=seed, success=success, success_source=source,
@@ -164,7 +166,7 @@ def run_in_sim(
 def judge_truth(world: Any, instruction: str | None, task: str, state: GraphState,
                 outcome: GraphOutcome) -> tuple[bool, str, list[PredicateResult]]:
     """(success, where the judgement comes from, predicate checks) from simulator truth."""
-    if outcome.status in ("refused", "paused"):
+    if outcome.status in ("refused", "paused", "planned"):
         return False, "not run", []
     if instruction is None:
         try:

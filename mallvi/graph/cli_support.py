@@ -1,0 +1,64 @@
+"""What ``mallvi run`` / ``mallvi demo`` need besides parsing: option -> RunConfig, a default trace folder,
+the early refusal check, and the human-readable summary lines. No printing here (cli.py prints)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from mallvi.config import ConfigError, LlmConfig, RunConfig
+from mallvi.graph.sim_run import RunResult
+
+DEMO_TASK = "stack_blocks_three"
+DEMO_INSTRUCTION = "stack the green block on the red block"
+
+
+def config_from_args(args: Any) -> RunConfig:
+    """RunConfig from parsed ``mallvi run`` options; ConfigError for a bad combination."""
+    agent_backends: dict[str, Any] = {}
+    for item in (args.agent_backend or []):
+        agent, _, backend = item.partition("=")
+        agent_backends[agent.strip()] = backend.strip()
+    llm = LlmConfig.from_env(args.base_url, args.llm_model, args.vlm_model, timeout_s=args.llm_timeout)
+    return RunConfig(
+        backend=args.backend, agent_backends=agent_backends, llm=llm, perception=args.perception, robot=args.robot,
+        camera=args.camera, reflector=not args.no_reflector, single_agent=args.single_agent, approve=args.approve,
+        dry_run=args.dry_run, contingency=args.contingency,
+    )
+
+
+def default_trace_dir(task: str, seed: int, root: str | Path = "mallvi_runs") -> Path:
+    return Path(root) / f"{time.strftime('%Y%m%d-%H%M%S')}-{task}-{seed}"
+
+
+def precheck(instruction: str | None, cfg: RunConfig) -> None:
+    """Refuse an instruction the rules grammar cannot parse before any world is built (exit 2, nothing moves)."""
+    if instruction is None or cfg.backend_of("decomposer") != "rules":
+        return
+    from mallvi.graph.backends.rules.grammar import parse_instruction
+
+    parse_instruction(instruction)  # raises RefusalError
+
+
+def summary_lines(r: RunResult) -> list[str]:
+    lines = [f"instruction: {r.instruction}", f"task: {r.task} (seed {r.seed})",
+             f"status: {r.status}; success: {r.success} ({r.success_source}); graph believes: {r.graph_success}"]
+    for i, s in enumerate(r.subtasks):
+        lines.append(f"  subtask {i}: {s} (failed attempts: {r.attempts.get(str(i), 0)})")
+    for c in r.goal_check:
+        lines.append(f"  goal {c.predicate}: {'holds' if c.holds else 'does NOT hold'} ({c.detail})")
+    if r.refusal:
+        lines.append(f"refused: {r.refusal}")
+    if r.failure_report:
+        lines.append(f"failure: {r.failure_report.get('reason')}")
+    lines.append(f"wall time: {r.wall_s:.1f} s; llm calls: {r.llm_calls.get('calls', 0)}")
+    if r.trace:
+        lines.append(f"trace: {r.trace}  (view with: mallvi viz {r.trace})")
+    if r.status == "paused" and r.thread_id:
+        lines.append(f"paused: resume with --resume {r.thread_id}")
+    return lines
+
+
+__all__ = ["DEMO_INSTRUCTION", "DEMO_TASK", "ConfigError", "config_from_args", "default_trace_dir", "precheck",
+           "summary_lines"]
