@@ -8,7 +8,10 @@ Checks (all limits are ``SafetyConfig`` fields, world frame, metres and radians)
 - a workspace box per arm for the end-effector and the grasp centre (``tcp``);
 - the table plane: neither the end-effector nor the grasp centre below ``table_top_z_m + table_margin_m``;
 - the step per command: end-effector translation ≤ ``max_step_m`` and rotation ≤ ``max_step_rad``;
-- joint paths: within joint limits and no jump larger than ``max_joint_step_rad`` between waypoints.
+- joint paths: within joint limits and no jump larger than ``max_joint_step_rad`` between waypoints;
+- speed: joint paths no faster than ``max_joint_speed_rad_s``, end-effector paths no faster than ``max_ee_speed_m_s``;
+- inter-arm clearance: the two grippers (end-effector to grasp-centre segments) at least ``min_arm_clearance_m`` apart;
+- end-effector paths clear of a point cloud (e.g. the depth camera's) by ``gripper_radius_m`` (``cloud_collision``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ class SafetyConfig:
         max_step_rad: largest end-effector rotation one command may ask for.
         max_joint_step_rad: largest joint change between two consecutive waypoints of a joint path.
         joint_limits_rad: per arm, (lower, upper) per joint; None disables the joint-limit check.
+        max_joint_speed_rad_s: fastest joint speed a joint path may ask for (any joint).
+        max_ee_speed_m_s: fastest end-effector speed an end-effector path may ask for.
+        min_arm_clearance_m: smallest allowed distance between the two arms' gripper segments.
+        gripper_radius_m: radius around the gripper segment that must be free of point-cloud points.
     """
 
     workspace_m: Mapping[ArmSide, Box] = field(default_factory=_default_workspace)
@@ -56,6 +63,10 @@ class SafetyConfig:
     max_step_rad: float = 2 * math.pi
     max_joint_step_rad: float = 0.5
     joint_limits_rad: Mapping[ArmSide, tuple[tuple[float, float], ...]] | None = None
+    max_joint_speed_rad_s: float = 2.0
+    max_ee_speed_m_s: float = 0.5
+    min_arm_clearance_m: float = 0.10
+    gripper_radius_m: float = 0.045
 
     def __post_init__(self) -> None:
         for side in ("left", "right"):
@@ -70,12 +81,18 @@ class SafetyConfig:
             "max_step_m": self.max_step_m,
             "max_step_rad": self.max_step_rad,
             "max_joint_step_rad": self.max_joint_step_rad,
+            "max_joint_speed_rad_s": self.max_joint_speed_rad_s,
+            "max_ee_speed_m_s": self.max_ee_speed_m_s,
+            "min_arm_clearance_m": self.min_arm_clearance_m,
+            "gripper_radius_m": self.gripper_radius_m,
         }
         for name, value in scalars.items():
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite non-negative number, got {value}")
         if self.max_step_m == 0 or self.max_joint_step_rad == 0:
             raise ValueError("max_step_m and max_joint_step_rad must be positive")
+        if self.max_joint_speed_rad_s == 0 or self.max_ee_speed_m_s == 0:
+            raise ValueError("max_joint_speed_rad_s and max_ee_speed_m_s must be positive")
         if self.table_top_z_m is not None and not math.isfinite(self.table_top_z_m):
             raise ValueError("table_top_z_m must be finite or None")
         if self.joint_limits_rad is not None:
@@ -174,4 +191,68 @@ class SafetyGuard:
                     f"joint path for the {side} arm jumps {jump:.3f} rad between waypoints "
                     f"(limit {cfg.max_joint_step_rad:.3f})"
                 )
+            speed = jump / dt_s
+            if speed > cfg.max_joint_speed_rad_s + 1e-9:
+                return (
+                    f"joint path for the {side} arm is too fast: {speed:.2f} rad/s "
+                    f"(limit {cfg.max_joint_speed_rad_s:.2f} rad/s)"
+                )
+        return None
+
+    def tcp_point(self, pose: Pose) -> NDArray[np.float64]:
+        """The grasp centre of an end-effector pose (``tcp_offset_m`` along its x axis)."""
+        T = pose.as_matrix()
+        return np.asarray(T[:3, 3] + self._config.tcp_offset_m * T[:3, 0], dtype=float)
+
+    def check_ee_path(self, side: ArmSide, poses: Sequence[Pose], dt_s: float, current: Pose | None = None
+                      ) -> str | None:
+        """Check an end-effector path (one pose every ``dt_s`` s): every pose allowed, no step faster than
+        ``max_ee_speed_m_s`` (from ``current`` to the first pose too), no single step over ``max_step_m``."""
+        cfg = self._config
+        if not poses:
+            return f"end-effector path for the {side} arm is empty"
+        if not math.isfinite(dt_s) or dt_s <= 0:
+            return f"end-effector path for the {side} arm has a bad time step ({dt_s})"
+        previous = current
+        for i, pose in enumerate(poses):
+            why = self.check_pose(side, pose, current=previous)
+            if why is not None:
+                return f"waypoint {i}: {why}"
+            if previous is not None:
+                speed = float(np.linalg.norm(pose.p - previous.p)) / dt_s
+                if speed > cfg.max_ee_speed_m_s + 1e-9:
+                    return (f"{side} arm end-effector path is too fast at waypoint {i}: {speed:.3f} m/s "
+                            f"(limit {cfg.max_ee_speed_m_s:.3f} m/s)")
+            previous = pose
+        return None
+
+    def check_clearance(self, side: ArmSide, pose: Pose, other_pose: Pose) -> str | None:
+        """The gripper of ``side`` at ``pose`` must stay ``min_arm_clearance_m`` from the other arm's gripper."""
+        from mallvi.robot_drivers.cloud_collision import segment_distance_m
+
+        if not (_finite(pose.as_list()) and _finite(other_pose.as_list())):
+            return f"clearance check for the {side} arm got NaN or infinite poses"
+        d = segment_distance_m(pose.p, self.tcp_point(pose), other_pose.p, self.tcp_point(other_pose))
+        if d < self._config.min_arm_clearance_m:
+            other = "right" if side == "left" else "left"
+            return (f"{side} gripper would come {d:.3f} m from the {other} gripper "
+                    f"(minimum clearance {self._config.min_arm_clearance_m:.3f} m)")
+        return None
+
+    def check_path_against_cloud(self, side: ArmSide, poses: Sequence[Pose], cloud_world: NDArray[np.float64],
+                                 ignore_boxes: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = ()
+                                 ) -> str | None:
+        """No point of ``cloud_world`` (N×3, world frame) within ``gripper_radius_m`` of the gripper along the
+        path. Points inside ``ignore_boxes`` ((centre, half extent) pairs: the object to be grasped) and at or
+        below the table plane (checked separately) do not count."""
+        from mallvi.robot_drivers.cloud_collision import first_cloud_hit
+
+        cfg = self._config
+        floor = None if cfg.table_top_z_m is None else cfg.table_top_z_m + cfg.table_margin_m
+        hit = first_cloud_hit([(p.p, self.tcp_point(p)) for p in poses], cloud_world, cfg.gripper_radius_m,
+                              ignore_boxes=ignore_boxes, floor_z_m=floor)
+        if hit is not None:
+            i, point, d = hit
+            return (f"{side} gripper path waypoint {i} passes {d:.3f} m from an obstacle point at "
+                    f"{np.round(point, 3).tolist()} (needs {cfg.gripper_radius_m:.3f} m)")
         return None

@@ -28,7 +28,8 @@ def rig() -> Iterator[tuple[PiperArm, PiperEmulator]]:
     channel = f"test_piper_{uuid.uuid4().hex[:8]}"  # piper_sdk keeps one interface per channel name
     with PiperEmulator(channel, object_width_m=None) as emu:
         arm = PiperArm(PiperConfig(side="left", can_name=channel, bus_type="virtual", base_pose_world=BASE,
-                                   speed_percent=100, motion_timeout_s=5.0))
+                                   speed_percent=100, motion_timeout_s=10.0,
+                                   feedback_timeout_s=5.0))
         arm.connect()
         arm.enable()
         yield arm, emu

@@ -1,0 +1,126 @@
+"""Assembling the real rig: two Pipers, the RealSense, the calibration, the safety guard and the skills.
+
+``make_real_rig(config, world_model)`` is what `mallvi run --robot piper --camera realsense` calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.perception.observation import Observation
+from mallvi.robot_drivers.base import ArmSide, Camera, DualArm, Pose, WorldModel
+from mallvi.robot_drivers.calibration_io import RigCalibration, load_rig_calibration
+from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
+from mallvi.robot_drivers.piper import PiperArm
+from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
+from mallvi.robot_drivers.rig_skills import RigSkills, RigSkillsConfig
+from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RigConfig:
+    """What the real rig needs to start.
+
+    Attributes:
+        calibration_path: YAML written by `mallvi calibrate` (camera pose, intrinsics, both arm mounts).
+        can_left, can_right: CAN channels of the two Pipers.
+        bus_type: "socketcan" on the rig, "virtual" for rehearsals against the Piper emulator.
+        camera: RealSense settings (serial, resolution, or a recording to play back).
+        table_top_z_m: table height in the world frame; the guard keeps the grippers above it.
+        dry_run: plan and check every command, send none (the arms are connected but not enabled).
+        use_depth_cloud: check every end-effector path against the camera's depth point cloud.
+        skills: motion settings of the skills.
+        safety: guard limits; workspace boxes default to the guard's defaults.
+    """
+
+    calibration_path: str
+    can_left: str = "can_left"
+    can_right: str = "can_right"
+    bus_type: str = "socketcan"
+    camera: RealSenseConfig = field(default_factory=RealSenseConfig)
+    table_top_z_m: float = 0.75
+    dry_run: bool = False
+    use_depth_cloud: bool = True
+    skills: RigSkillsConfig = field(default_factory=RigSkillsConfig)
+    safety: SafetyConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.can_left == self.can_right:
+            raise ValueError(f"the two arms need different CAN channels, both are {self.can_left!r}")
+        if not math.isfinite(self.table_top_z_m):
+            raise ValueError("table_top_z_m must be finite")
+
+
+def depth_to_world_points(obs: Observation, stride: int = 4, max_points: int = 20000) -> NDArray[np.float64]:
+    """Back-project valid depth pixels (every ``stride``-th row/column) to world-frame points (N×3)."""
+    depth = obs.depth_m[::stride, ::stride].astype(float)
+    v, u = np.mgrid[0:obs.height:stride, 0:obs.width:stride]
+    valid = depth > 0
+    z = depth[valid]
+    x = (u[valid] - obs.K[0, 2]) / obs.K[0, 0] * z
+    y = (v[valid] - obs.K[1, 2]) / obs.K[1, 1] * z
+    pts_cam = np.column_stack([x, y, z, np.ones_like(z)])
+    pts = (obs.T_world_cam @ pts_cam.T).T[:, :3]
+    if len(pts) > max_points:
+        pts = pts[:: math.ceil(len(pts) / max_points)]
+    return np.asarray(pts, dtype=float)
+
+
+def piper_configs(config: RigConfig, calib: RigCalibration) -> dict[ArmSide, PiperConfig]:
+    """Per-arm Piper configurations with the calibrated mounts."""
+    missing = [s for s in ("left", "right") if s not in calib.arms]
+    if missing:
+        raise ValueError(f"the calibration has no mount for the {' and '.join(missing)} arm; "
+                         "run `mallvi calibrate` with views of both arms")
+    cans = {"left": config.can_left, "right": config.can_right}
+    return {side: PiperConfig(side=side, can_name=cans[side], bus_type=config.bus_type,
+                              base_pose_world=Pose.from_matrix(calib.arms[side].T_world_base))
+            for side in ("left", "right")}
+
+
+def make_real_rig(config: RigConfig, world_model: WorldModel,
+                  camera_source: object | None = None) -> tuple[DualArm, Camera, RigSkills]:
+    """Connect (and, unless dry-run, enable) both Pipers, start the camera and build the guarded skills.
+
+    Raises CalibrationFileError for a missing/malformed calibration, DeviceNotConnectedError when an arm or the
+    camera does not answer. ``camera_source`` replaces the RealSense device (tests feed a synthetic syncer).
+    """
+    calib = load_rig_calibration(config.calibration_path)
+    cfgs = piper_configs(config, calib)
+    dual = DualArm(left=PiperArm(cfgs["left"]), right=PiperArm(cfgs["right"]))
+    camera = RealSenseCamera(config.camera, calib.T_world_cam, source=camera_source)
+    started: list[Callable[[], None]] = []
+    try:
+        for arm in (dual.left, dual.right):
+            arm.connect()
+            started.append(arm.disconnect)
+            if not config.dry_run:
+                assert isinstance(arm, PiperArm)
+                arm.enable()
+        camera.start()
+        started.append(camera.stop)
+    except Exception:
+        for undo in reversed(started):
+            undo()
+        raise
+    limits = tuple(PIPER_JOINT_LIMITS_RAD)
+    safety = config.safety or SafetyConfig(table_top_z_m=config.table_top_z_m,
+                                           joint_limits_rad={"left": limits, "right": limits})
+    cloud = (lambda: depth_to_world_points(camera.read())) if config.use_depth_cloud else None
+    skills = RigSkills(dual, world_model, SafetyGuard(safety), config=_with_dry_run(config), cloud_world=cloud)
+    log.info("real rig ready (dry run: %s)", config.dry_run)
+    return dual, camera, skills
+
+
+def _with_dry_run(config: RigConfig) -> RigSkillsConfig:
+    from dataclasses import replace
+
+    return replace(config.skills, dry_run=config.dry_run)
