@@ -100,6 +100,18 @@ def test_named_points_lie_on_the_object(kind: str) -> None:
     assert info.name == kind and set(info.points) == set(obj.local_points)
 
 
+@pytest.mark.parametrize("kind", ALL_KINDS)
+def test_size_and_bbox_center_match_the_shapes(kind: str) -> None:
+    scene = _table_scene()
+    if kind.startswith("clutter:"):
+        obj = make_clutter(scene, kind, sapien.Pose([0.0, 0.0, 1.0]), kind=kind.split(":")[1])
+    else:
+        obj = OBJECT_BUILDERS[kind](scene, kind, sapien.Pose([0.0, 0.0, 1.0]))
+    lo, hi = _aabb(obj)
+    assert np.allclose(hi - lo, obj.size_m, atol=0.003), f"{kind}: shapes span {hi - lo}, size_m says {obj.size_m}"
+    assert np.allclose((hi + lo) / 2, obj.point_world("bbox_center").p, atol=0.003), f"{kind}: bbox_center is off"
+
+
 def test_semantic_points() -> None:
     scene = _table_scene()
     z = TABLE_TOP_Z

@@ -138,8 +138,9 @@ def make_basket(
         x = s * (sx - wall) / 2
         for py in (-0.05, 0.05):
             parts.box((x, py, body_height_m + post_h / 2), (wall / 2, 0.005, post_h / 2), c)
-        parts.box((x, 0, sz - bar / 2), (bar / 2, 0.055, bar / 2), c)
-        grasps.append(top_grasp((x, 0, sz - bar / 2), 0.0))
+        bar_x = s * (sx - bar) / 2
+        parts.box((bar_x, 0, sz - bar / 2), (bar / 2, 0.055, bar / 2), c)
+        grasps.append(top_grasp((bar_x, 0, sz - bar / 2), 0.0))
     points = numbered("cp", grasps)
     points["handle_left"], points["handle_right"] = grasps
     points["center"] = sapien.Pose([0, 0, wall])
@@ -189,5 +190,6 @@ def make_skillet(
     parts.box((r + handle_length_m / 2 - 0.005, 0, handle_z), (handle_length_m / 2, 0.01, 0.0075), c)
     handle = top_grasp((r + 0.6 * handle_length_m, 0, handle_z), math.pi / 2)
     points = {"cp0": handle, "handle": handle, "center": sapien.Pose([0, 0, floor])}
-    return finish(parts, name, pose, label="skillet", category="rimmed",
-                  size_m=(diameter_m + handle_length_m, diameter_m, wall_h), color=color, points=points, static=static)
+    x_max = r + handle_length_m - 0.005
+    return finish(parts, name, pose, label="skillet", category="rimmed", size_m=(r + x_max, diameter_m, wall_h),
+                  color=color, points=points, static=static, bbox_center=((x_max - r) / 2, 0, wall_h / 2))

@@ -4,6 +4,8 @@ Conventions used by every object in this package:
 - The object frame's origin is the object's bottom centre, z up; an object resting on a surface at height h has
   ``pose.p[2] == h``. So "fp0" (bottom centre) is the identity and "fp1" (top centre) sits at the object's height
   with quaternion [0, 1, 0, 0] (z pointing down).
+- "bbox_center" is the centre of the object's bounding box (extent ``size_m``) in its own frame; it differs from
+  (0, 0, height/2) only for lopsided objects (mug, skillet, rack).
 - A contact point ("cp0".."cpN") is a grasp frame in the object frame: its position is where the fingers close,
   its x-axis is the approach direction (pointing into the object) and its y-axis the finger-opening direction —
   the benchmark's end-effector convention, so ``grasp_pose = object_pose * cp`` (the EE itself sits 0.12 m behind).
@@ -154,18 +156,16 @@ class Parts:
         """A (possibly flared) wall of ``segments`` boxes around the z axis, from ``z_bottom_m`` up ``height_m``."""
         r_mid = 0.5 * (r_bottom_m + r_top_m)
         flare_rad = math.atan2(r_top_m - r_bottom_m, height_m)
-        slant_m = math.hypot(height_m, r_top_m - r_bottom_m)
-        # Each segment is as wide as its polygon side at the rim, so the ring has no gaps to leak through.
-        half_width = r_top_m * math.tan(math.pi / segments) + 0.5 * thickness_m
+        # A tilted box spans slant·cos + thickness·sin vertically: size it to span exactly [z_bottom, z_bottom+height].
+        slant_m = (height_m - thickness_m * abs(math.sin(flare_rad))) / math.cos(flare_rad)
+        # Neighbouring segments meet on the wall's mid-surface, so the ring has no gaps to leak through.
+        half_width = r_mid * math.tan(math.pi / segments)
+        q_tilt = np.array([math.cos(flare_rad / 2), 0.0, math.sin(flare_rad / 2), 0.0])
         for i in range(segments):
             phi = 2 * math.pi * i / segments
             # Orientation: yaw to phi, then tilt outwards about the segment's tangent axis.
-            q_yaw = np.array(yaw_quat(phi))
-            q_tilt = np.array([math.cos(flare_rad / 2), 0.0, math.sin(flare_rad / 2), 0.0])
-            q = _qmul(q_yaw, q_tilt)
-            # Lift by the tilted box's corner drop so no corner pokes below z_bottom_m.
-            lift = 0.5 * thickness_m * abs(math.sin(flare_rad))
-            center = (r_mid * math.cos(phi), r_mid * math.sin(phi), z_bottom_m + 0.5 * height_m + lift)
+            q = _qmul(np.array(yaw_quat(phi)), q_tilt)
+            center = (r_mid * math.cos(phi), r_mid * math.sin(phi), z_bottom_m + 0.5 * height_m)
             self.box(center, (0.5 * thickness_m, half_width, 0.5 * slant_m), rgb,
                      quat=(float(q[0]), float(q[1]), float(q[2]), float(q[3])))
         return self
@@ -199,10 +199,16 @@ def finish(
     color: str | None,
     points: dict[str, sapien.Pose],
     static: bool,
+    bbox_center: Vec3 | None = None,
 ) -> SimObject:
-    """Build the entity and wrap it in a SimObject (the fp0/fp1 points are added from the height)."""
+    """Build the entity and wrap it in a SimObject.
+
+    ``size_m`` is the extent of the object's bounding box in its own frame and ``bbox_center`` that box's centre
+    (default: straight above the origin at half the height); fp0/fp1 and "bbox_center" are added to the points.
+    """
     entity = parts.build(name, pose, static=static)
     all_points = fp_points(float(size_m[2]))
+    all_points["bbox_center"] = sapien.Pose(list(bbox_center) if bbox_center is not None else [0, 0, size_m[2] / 2])
     all_points.update(points)
     return SimObject(
         name=name,

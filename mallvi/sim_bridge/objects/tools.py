@@ -52,7 +52,8 @@ def make_mug(
     points["handle"] = handle
     points["center"] = sapien.Pose([0, 0, wall])
     return finish(parts, name, pose, label="mug", category="irregular",
-                  size_m=(2 * radius_m + reach, 2 * radius_m, height_m), color=color, points=points, static=static)
+                  size_m=(2 * radius_m + reach, 2 * radius_m, height_m), color=color, points=points, static=static,
+                  bbox_center=(reach / 2, 0, height_m / 2))
 
 
 def make_rack(
@@ -90,8 +91,9 @@ def make_rack(
         "hook": sapien.Pose([ux * along, 0, hook_height_m + uz * along]),
         "hook_tip": sapien.Pose([ux * hook_length_m, 0, hook_height_m + uz * hook_length_m]),
     }
-    return finish(parts, name, pose, label="rack", category="irregular", size_m=(0.12, 0.12, height_m), color=color,
-                  points=points, static=static)
+    x_min = min(-0.06, ux * hook_length_m - hook_r * math.sin(hook_tilt_rad))
+    return finish(parts, name, pose, label="rack", category="irregular", size_m=(0.06 - x_min, 0.12, height_m),
+                  color=color, points=points, static=static, bbox_center=((0.06 + x_min) / 2, 0, height_m / 2))
 
 
 def make_microphone(
