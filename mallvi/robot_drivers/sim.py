@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from mallvi.perception.observation import Observation
 from mallvi.robot_drivers.base import Arm, ArmSide, Camera, DeviceNotConnectedError, DriverError, Pose
+from mallvi.robot_drivers.safety import SafetyGuard
 from mallvi.sim_bridge.embodiment.loader import Embodiment
 
 ARM_STIFFNESS = 4000.0
@@ -75,6 +76,7 @@ class SimArm(Arm):
             j.set_drive_properties(FINGER_STIFFNESS, FINGER_DAMPING, FINGER_FORCE_LIMIT)
         self._gripper_cmd = 1.0
         self._connected = True
+        self.guard: SafetyGuard | None = None  # set by the world; checks every path given to follow_joint_path
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def connect(self) -> None:
@@ -135,11 +137,18 @@ class SimArm(Arm):
             j.set_drive_target(self._gripper_cmd * self.embodiment.finger_travel_m)
 
     def follow_joint_path(self, path_rad: NDArray[np.float64], dt_s: float) -> None:
-        """Track the path: targets interpolated linearly per physics step, then a short settle."""
+        """Track the path: targets interpolated linearly per physics step, then a short settle.
+
+        Raises DriverError (nothing moves) for a malformed path or one the safety guard refuses.
+        """
         self._require()
         path = np.asarray(path_rad, dtype=float)
         if path.ndim != 2 or path.shape[1] != len(self._arm_joints) or not np.all(np.isfinite(path)):
             raise DriverError(f"bad joint path of shape {path.shape} for the {self.side} arm")
+        if self.guard is not None:
+            reason = self.guard.check_joint_path(self.side, path, dt_s)
+            if reason is not None:
+                raise DriverError(reason)
         dense = resample_path(path, dt_s, self._dt)
         for q, qd in zip(dense, path_velocities(dense, self._dt), strict=True):
             self.set_joint_targets(q, qd)

@@ -157,6 +157,8 @@ class SimWorld:
             tcp_offset_m=w.embodiment.tcp_offset_m,
             joint_limits_rad=cfg.joint_limits_rad or joint_limits,
         )
+        for arm in w.arms.values():
+            arm.guard = w.guard
         w.skills = SimSkills(w)
         return w
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sapien
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Pose
+from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, DriverError, Pose
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.randomization import table_pose
@@ -110,6 +110,19 @@ def test_far_arm_grasp_is_refused_with_the_benchmark_message(world: SimWorld) ->
     assert r.message == expected
     assert r.feedback.startswith("Action failed: target blue_block is too far")
     assert np.allclose(world.arms["left"].joint_positions_rad(), before)
+
+
+def test_arm_driver_refuses_unsafe_joint_paths(world: SimWorld) -> None:
+    arm = world.dual_arm.left
+    q = arm.joint_positions_rad()
+    jump = np.stack([q, q + np.array([1.2, 0, 0, 0, 0, 0])])
+    with pytest.raises(DriverError, match="jumps"):
+        arm.follow_joint_path(jump, 0.02)
+    assert np.allclose(arm.joint_positions_rad(), q, atol=1e-4)
+    small = np.linspace(q, q + np.array([0.05, 0, 0, 0, 0, 0]), 5)
+    arm.follow_joint_path(small, 0.02)
+    assert abs(arm.joint_positions_rad()[0] - (q[0] + 0.05)) < 0.005
+    arm.follow_joint_path(small[::-1], 0.02)
 
 
 def test_unknown_object_and_bad_arm_are_reported(world: SimWorld) -> None:
