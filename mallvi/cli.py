@@ -248,6 +248,63 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def _bench_progress_printer(quiet: bool) -> object:
+    """A callback drawing ``[bench] done/total bar success%`` on stderr (one line per episode if not a TTY)."""
+    from mallvi.bench.runner import Progress
+
+    tty = sys.stderr.isatty()
+
+    def show(p: Progress) -> None:
+        done, total, wins, last = p.done, p.total, p.successes, p.last
+        width = 24
+        filled = int(width * done / total) if total else width
+        rate = 100.0 * wins / done if done else 0.0
+        status = "skipped" if last.get("status") == "skipped" else ("ok" if last.get("success") else "fail")
+        if last.get("status") == "error":
+            status = "error"
+        line = (f"[bench] {done}/{total} [{'#' * filled}{'-' * (width - filled)}] success {rate:.0f}% "
+                f"({wins}/{done})  {last['task']} seed {last['seed']}: {status}")  # fmt: skip
+        if tty:
+            print("\r" + line.ljust(110), end="" if done < total else "\n", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    return None if quiet else show
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import os
+
+    from mallvi.bench.config import BenchConfig
+    from mallvi.bench.runner import RunDirError, run_bench
+    from mallvi.bench.tiers import parse_tier, select_tasks
+
+    try:
+        tier = parse_tier(args.tier)
+        tasks = tuple(select_tasks(tier, args.tasks))
+        llm = {k: v for k, v in {"base_url": args.base_url or os.environ.get("MALLVI_BASE_URL"),
+                                 "model": args.llm_model, "vlm_model": args.vlm_model}.items() if v}  # fmt: skip
+        cfg = BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
+                          agent=args.agent, backend=args.backend, perception=args.perception,
+                          contingency=args.contingency, llm=llm, save_images=not args.no_images)  # fmt: skip
+        if args.workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        results = run_bench(cfg, args.out, workers=args.workers, ray_address=args.ray_address,
+                            on_progress=_bench_progress_printer(args.quiet))  # type: ignore[arg-type]
+    except (ValueError, RunDirError) as e:
+        raise UsageError(str(e)) from e
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        with open(f"{args.out}/table.md", encoding="utf-8") as fh:
+            print(fh.read(), end="")
+        print(f"\nresults: {args.out}/results.json  episodes: {args.out}/episodes.jsonl  traces: {args.out}/traces/")
+    errors = sum(t["errors"] for t in results["tasks"].values())
+    if errors:
+        print(f"mallvi: {errors} episode(s) ended with an exception; see episodes.jsonl", file=sys.stderr)
+    return EXIT_FAILED if errors else EXIT_OK
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mallvi", description="Multi-agent dual-arm manipulation (MALLVi) in sim or on a rig.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
@@ -285,6 +342,28 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run one instruction through the agent graph in the simulator")
     _add_run_options(p)
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("bench", help="run ST-BiBench tiers (grounding, planning, fine) and report beside the paper")
+    p.add_argument("--tier", required=True, help="grounding | planning | fine")
+    p.add_argument("--tasks", default="all", help="'all' (default) or a comma-separated list of the tier's tasks")
+    p.add_argument("--episodes", type=int, default=100, help="episodes per task (default: 100, as in the paper)")
+    p.add_argument("--seed-start", type=int, default=100000, help="first seed (default: 100000)")
+    p.add_argument("--agent", choices=["mallvi", "mallvi-no-reflector", "single", "expert"], default="mallvi",
+                   help="mallvi (the graph, default), mallvi-no-reflector, single (one planner model) or expert")
+    p.add_argument("--backend", choices=["rules", "llm"], default="rules", help="backend of the graph's agents")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $MALLVI_BASE_URL); key: $OPENAI_API_KEY")
+    p.add_argument("--llm-model", help="planner / text model")
+    p.add_argument("--vlm-model", help="vision model")
+    p.add_argument("--perception", choices=["sim", "color", "neural"], default="color", help="default: color")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default: 1)")
+    p.add_argument("--ray-address", help="run episodes as Ray tasks on this cluster (e.g. ray://head:10001)")
+    p.add_argument("--contingency", choices=["none", "easy", "medium", "hard"], default="none",
+                   help="simulated fault level (default: none)")
+    p.add_argument("--out", required=True, help="output folder; rerunning with the same folder resumes")
+    p.add_argument("--no-images", action="store_true", help="do not store the head image of each episode")
+    p.add_argument("--json", action="store_true", help="print results.json on stdout instead of the table")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("demo", help="the default job: stack the green block on the red block in the simulator")
     _add_run_options(p, demo=True)

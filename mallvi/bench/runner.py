@@ -15,9 +15,11 @@ import inspect
 import json
 import logging
 import multiprocessing as mp
+import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,7 +213,7 @@ def _run_pool(
     workers: int,
 ) -> None:
     ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         pending: set[Future[dict[str, Any]]] = set()
         jobs = _jobs(queues, finished)
 
@@ -233,6 +235,26 @@ def _run_pool(
                 pending.discard(fut)
                 finish(fut.result())
             fill()
+
+
+#: thread pools of numpy/BLAS, torch and Mesa's lavapipe; one thread per worker avoids oversubscribing the cores
+_THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LP_NUM_THREADS")
+
+
+@contextmanager
+def _single_threaded_children() -> Iterator[None]:
+    """Worker processes started inside inherit one-thread settings (unless the user set them)."""
+    saved = {k: os.environ.get(k) for k in _THREAD_ENV}
+    for k in _THREAD_ENV:
+        os.environ.setdefault(k, "1")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _run_ray(
