@@ -73,26 +73,34 @@ def sample_positions(
     min_spacing_m: float,
     keep_out: Sequence[KeepOut] = (),
     max_tries: int = 200,
+    rounds: int = 5,
 ) -> list[tuple[float, float]]:
     """One (x, y) per region, every pair at least ``min_spacing_m`` apart and outside every keep-out disc.
 
-    Rejection sampling with at most ``max_tries`` draws per object; raises SceneSetupError when it gives up.
+    Rejection sampling with at most ``max_tries`` draws per object; when an object finds no spot the whole set is
+    drawn again (up to ``rounds`` times, since early objects can block later ones). Raises SceneSetupError when it
+    gives up.
     """
-    placed: list[tuple[float, float]] = []
-    for i, region in enumerate(regions):
-        for _ in range(max_tries):
-            x, y = region.sample(rng)
-            if all(math.hypot(x - px, y - py) >= min_spacing_m for px, py in placed) and all(
-                math.hypot(x - k.x, y - k.y) >= k.radius_m for k in keep_out
-            ):
-                placed.append((x, y))
+    failed_at = 0
+    for _ in range(rounds):
+        placed: list[tuple[float, float]] = []
+        for region in regions:
+            for _ in range(max_tries):
+                x, y = region.sample(rng)
+                if all(math.hypot(x - px, y - py) >= min_spacing_m for px, py in placed) and all(
+                    math.hypot(x - k.x, y - k.y) >= k.radius_m for k in keep_out
+                ):
+                    placed.append((x, y))
+                    break
+            else:
                 break
-        else:
-            raise SceneSetupError(
-                f"could not place object {i + 1} of {len(regions)} in {region.as_tuple()} with {min_spacing_m} m "
-                f"spacing after {max_tries} tries"
-            )
-    return placed
+        if len(placed) == len(regions):
+            return placed
+        failed_at = len(placed)
+    raise SceneSetupError(
+        f"could not place object {failed_at + 1} of {len(regions)} in {regions[failed_at].as_tuple()} with "
+        f"{min_spacing_m} m spacing after {rounds} rounds of {max_tries} tries"
+    )
 
 
 def random_yaw(rng: np.random.Generator, max_abs_rad: float = math.pi) -> float:
