@@ -19,6 +19,7 @@ from mallvi.logviz.app import create_app
 from mallvi.logviz.trace import TraceWriter
 
 pytestmark = pytest.mark.browser
+expect.set_options(timeout=20_000)  # plotly.js loads lazily; a busy 2-core machine can take a while
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
