@@ -19,6 +19,7 @@ from mallvi.robot_drivers.base import ArmSide, Pose
 from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.planning import PlanResult
+from mallvi.sim_bridge.scene_spec import SimObject
 
 if TYPE_CHECKING:
     from mallvi.sim_bridge.world import SimWorld
@@ -34,6 +35,11 @@ class MotionStats:
     plans: int = 0
     planning_s: float = 0.0
     moved_s: float = 0.0
+
+
+def _bbox_center(obj: SimObject) -> sapien.Pose:
+    """The object's bounding-box centre in its own frame (objects library: origin at the bottom centre)."""
+    return obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, obj.size_m[2] / 2]))
 
 
 class Motion:
@@ -59,8 +65,7 @@ class Motion:
                 if name == held or name in exclude or w.holder.holder_of(name) is not None:
                     continue
                 size = tuple(max(0.004, s - 2 * OBSTACLE_SHRINK_M) for s in obj.size_m)
-                # object frames sit at the bottom centre (objects library convention); the box is centred
-                p = obj.entity.get_pose() * sapien.Pose([0.0, 0.0, obj.size_m[2] / 2])
+                p = obj.entity.get_pose() * _bbox_center(obj)
                 boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))
         planner.set_object_boxes(boxes)
         attached = w.holder.held_pose_in_ee(side)
@@ -68,7 +73,7 @@ class Motion:
             planner.detach()
         else:
             size_m, rel = attached
-            rel = rel * sapien.Pose([0.0, 0.0, float(size_m[2]) / 2])
+            rel = rel * _bbox_center(w.objects[held]) if held is not None else rel
             shrunk = tuple(float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
             planner.attach_box(held or "held", (shrunk[0], shrunk[1], shrunk[2]), Pose.from_arrays(rel.p, rel.q))
 

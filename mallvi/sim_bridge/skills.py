@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, ObjectInfo, Pose, SkillResult, UnknownObjectError, parse_arm
+from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, ObjectInfo, Pose, SkillResult, UnknownObjectError, parse_arm
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import PlanResult
 
@@ -353,28 +353,27 @@ class SimSkills:
             return SkillResult.failure(bad)
         plans: dict[ArmSide, PlanResult] = {}
         grippers: dict[ArmSide, float] = {}
-        for side, chunk in (("left", vals[:8]), ("right", vals[8:])):
-            s: ArmSide = "left" if side == "left" else "right"
+        for i, side in enumerate(ARM_SIDES):  # plan both before moving either: a refusal moves nothing
+            chunk = vals[8 * i : 8 * i + 8]
             target = _pose_from_list(chunk[:7], f"{side} pose")
             if isinstance(target, str):
                 return SkillResult.failure(target)
-            g = min(1.0, max(0.0, chunk[7]))
-            grippers[s] = g
-            plan = self.motion.plan(s, target, "straight_then_free")
+            bad = w.guard.check_gripper(side, chunk[7])
+            if bad is not None:
+                return SkillResult.failure(bad)
+            grippers[side] = chunk[7]
+            plan = self.motion.plan(side, target, "straight_then_free")
             if isinstance(plan, str):
                 return SkillResult.failure(plan)
-            plans[s] = plan
-        opening = {s: g for s, g in grippers.items() if g > w.arms[s].gripper_opening() + 1e-6}
-        for s in opening:
-            w.holder.release(s)
+            plans[side] = plan
+        for side in ARM_SIDES:
+            if grippers[side] > w.arms[side].gripper_opening() + 1e-6:
+                w.holder.release(side)
         self.motion.execute(plans, gripper_to=grippers)
-        for s in ("left", "right"):  # let the fingers finish their travel
-            side_g: ArmSide = "left" if s == "left" else "right"
-            w.arms[side_g].set_gripper(grippers[side_g])
         held: dict[str, str | None] = {}
-        for s in ("left", "right"):
-            side_s: ArmSide = "left" if s == "left" else "right"
-            if grippers[side_s] < 0.5 and w.holder.held_by(side_s) is None:
-                w.holder.try_hold(side_s)
-            held[s] = w.holder.held_by(side_s)
+        for side in ARM_SIDES:
+            w.arms[side].set_gripper(grippers[side])  # let the fingers finish their travel
+            if grippers[side] < 0.5 and w.holder.held_by(side) is None:
+                w.holder.try_hold(side)
+            held[side] = w.holder.held_by(side)
         return SkillResult.success(held=held)
