@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, Camera, DualArm, Pose, WorldModel
+from mallvi.robot_drivers.base import ArmSide, Camera, DualArm, Pose, SkillAPI, WorldModel
 from mallvi.robot_drivers.calibration_io import RigCalibration, load_rig_calibration
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
 from mallvi.robot_drivers.piper import PiperArm
@@ -87,7 +87,7 @@ def piper_configs(config: RigConfig, calib: RigCalibration) -> dict[ArmSide, Pip
 
 
 def make_real_rig(config: RigConfig, world_model: WorldModel,
-                  camera_source: object | None = None) -> tuple[DualArm, Camera, RigSkills]:
+                  camera_source: object | None = None) -> tuple[DualArm, Camera, SkillAPI]:
     """Connect (and, unless dry-run, enable) both Pipers, start the camera and build the guarded skills.
 
     Raises CalibrationFileError for a missing/malformed calibration, DeviceNotConnectedError when an arm or the
@@ -115,7 +115,8 @@ def make_real_rig(config: RigConfig, world_model: WorldModel,
     safety = config.safety or SafetyConfig(table_top_z_m=config.table_top_z_m,
                                            joint_limits_rad={"left": limits, "right": limits})
     cloud = (lambda: depth_to_world_points(camera.read())) if config.use_depth_cloud else None
-    skills = RigSkills(dual, world_model, SafetyGuard(safety), config=_with_dry_run(config), cloud_world=cloud)
+    skills: SkillAPI = RigSkills(dual, world_model, SafetyGuard(safety), config=_with_dry_run(config),
+                                 cloud_world=cloud)
     log.info("real rig ready (dry run: %s)", config.dry_run)
     return dual, camera, skills
 

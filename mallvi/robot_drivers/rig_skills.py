@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.spatial.transform import Rotation, Slerp
+from scipy.spatial.transform import Rotation
 
 from mallvi.robot_drivers.base import (
     ArmSide,
@@ -31,6 +31,7 @@ from mallvi.robot_drivers.base import (
     WorldModel,
     parse_arm,
 )
+from mallvi.robot_drivers.rig_geometry import parse_pose_list, pose_from, straight_path, top_down_rotation
 from mallvi.robot_drivers.safety import SafetyGuard
 
 log = logging.getLogger(__name__)
@@ -72,35 +73,6 @@ class RigSkillsConfig:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
-def top_down_rotation(yaw_rad: float) -> NDArray[np.float64]:
-    """End-effector rotation for a top-down grasp: x (approach) = world -z, y (fingers) at ``yaw_rad``."""
-    x = np.array([0.0, 0.0, -1.0])
-    y = np.array([math.cos(yaw_rad), math.sin(yaw_rad), 0.0])
-    return np.column_stack([x, y, np.cross(x, y)])
-
-
-def _pose(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
-    T = np.eye(4)
-    T[:3, :3] = R
-    T[:3, 3] = p
-    return Pose.from_matrix(T)
-
-
-def _parse_pose(values: Sequence[float], what: str) -> Pose | str:
-    try:
-        v = [float(x) for x in values]
-    except (TypeError, ValueError):
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
-    if len(v) != 7:
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
-    if not all(math.isfinite(x) for x in v):
-        return f"{what} contains NaN or infinite values: {v}"
-    try:
-        return Pose.from_arrays(v[:3], v[3:])
-    except ValueError as e:
-        return f"{what}: {e}"
-
-
 @dataclass
 class _Held:
     name: str
@@ -138,13 +110,7 @@ class RigSkills:
         return self._current("right" if side == "left" else "left")
 
     def _path(self, start: Pose, goal: Pose) -> list[Pose]:
-        dist = float(np.linalg.norm(goal.p - start.p))
-        turn = 2.0 * math.acos(min(1.0, abs(float(np.dot(start.q, goal.q)))))
-        n = max(1, math.ceil(max(dist / self.config.step_m, turn / math.radians(3.0))))
-        ends = Rotation.from_quat([[*start.q[1:], start.q[0]], [*goal.q[1:], goal.q[0]]])
-        rots = Slerp([0.0, 1.0], ends)(np.linspace(0.0, 1.0, n + 1)[1:])
-        return [_pose(start.p + s * (goal.p - start.p), r.as_matrix())
-                for s, r in zip(np.linspace(0.0, 1.0, n + 1)[1:], rots, strict=True)]
+        return straight_path(start, goal, self.config.step_m)
 
     def _dt_s(self, path: list[Pose], start: Pose) -> float:
         longest = max(float(np.linalg.norm(b.p - a.p)) for a, b in zip([start, *path[:-1]], path, strict=True))
@@ -259,9 +225,9 @@ class RigSkills:
         R = top_down_rotation(yaw)
         tcp = self.guard.config.tcp_offset_m
         grasp_centre = np.array([centre[0], centre[1], grasp_z])
-        ee_grasp = _pose(grasp_centre + np.array([0, 0, tcp + grasp_dis]), R)
-        ee_pre = _pose(grasp_centre + np.array([0, 0, tcp + pre_grasp_dis]), R)
-        ee_lift = _pose(ee_grasp.p + np.array([0, 0, self.config.lift_m]), R)
+        ee_grasp = pose_from(grasp_centre + np.array([0, 0, tcp + grasp_dis]), R)
+        ee_pre = pose_from(grasp_centre + np.array([0, 0, tcp + pre_grasp_dis]), R)
+        ee_lift = pose_from(ee_grasp.p + np.array([0, 0, self.config.lift_m]), R)
         target_box = [(centre, half + 0.01)]
 
         def body(log_: list[Command]) -> SkillResult:
@@ -307,8 +273,8 @@ class RigSkills:
         R = self._current(side).as_matrix()[:3, :3]
         tcp = self.guard.config.tcp_offset_m
         place_centre = np.array(vals[:3]) + np.array([0, 0, held.grasp_height_m + dis])
-        ee_place = _pose(place_centre + np.array([0, 0, tcp]), R)
-        ee_pre = _pose(ee_place.p + np.array([0, 0, pre_dis]), R)
+        ee_place = pose_from(place_centre + np.array([0, 0, tcp]), R)
+        ee_pre = pose_from(ee_place.p + np.array([0, 0, pre_dis]), R)
 
         def body(log_: list[Command]) -> SkillResult:
             why = self._move(side, ee_pre, log_, "pre-place") or self._move(side, ee_place, log_, "lower")
@@ -350,7 +316,7 @@ class RigSkills:
         side = self._side(arm_tag)
         if isinstance(side, SkillResult):
             return side
-        goal = _parse_pose(target_pose, "target pose")
+        goal = parse_pose_list(target_pose, "target pose")
         if isinstance(goal, str):
             return SkillResult.failure(goal)
         return self._run(lambda log_: self._result(self._move(side, goal, log_, "move"), side))
@@ -407,7 +373,7 @@ class RigSkills:
         goals: dict[ArmSide, Pose] = {}
         chunks: tuple[tuple[ArmSide, list[float]], ...] = (("left", vals[:8]), ("right", vals[8:]))
         for side, chunk in chunks:
-            goal = _parse_pose(chunk[:7], f"{side} pose")
+            goal = parse_pose_list(chunk[:7], f"{side} pose")
             if isinstance(goal, str):
                 return SkillResult.failure(goal)
             goals[side] = goal

@@ -1,0 +1,55 @@
+"""Pose helpers of the real-rig skills: top-down grasp frames and straight end-effector paths."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation, Slerp
+
+from mallvi.robot_drivers.base import Pose
+
+
+def top_down_rotation(yaw_rad: float) -> NDArray[np.float64]:
+    """End-effector rotation for a top-down grasp: x (approach) = world -z, y (fingers) at ``yaw_rad``."""
+    x = np.array([0.0, 0.0, -1.0])
+    y = np.array([math.cos(yaw_rad), math.sin(yaw_rad), 0.0])
+    return np.column_stack([x, y, np.cross(x, y)])
+
+
+def pose_from(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
+    """A Pose from a position and a 3×3 rotation."""
+    T = np.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = p
+    return Pose.from_matrix(T)
+
+
+def parse_pose_list(values: Sequence[float], what: str) -> Pose | str:
+    """Parse [x, y, z, qw, qx, qy, qz]; the pose, or why it is unusable."""
+    try:
+        v = [float(x) for x in values]
+    except (TypeError, ValueError):
+        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
+    if len(v) != 7:
+        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
+    if not all(math.isfinite(x) for x in v):
+        return f"{what} contains NaN or infinite values: {v}"
+    try:
+        return Pose.from_arrays(v[:3], v[3:])
+    except ValueError as e:
+        return f"{what}: {e}"
+
+
+def straight_path(start: Pose, goal: Pose, step_m: float, step_rad: float = math.radians(3.0)) -> list[Pose]:
+    """Waypoints (excluding ``start``) on the straight line to ``goal``, orientation slerped; at most ``step_m``
+    and ``step_rad`` apart."""
+    dist = float(np.linalg.norm(goal.p - start.p))
+    turn = 2.0 * math.acos(min(1.0, abs(float(np.dot(start.q, goal.q)))))
+    n = max(1, math.ceil(max(dist / step_m, turn / step_rad)))
+    ends = Rotation.from_quat([[*start.q[1:], start.q[0]], [*goal.q[1:], goal.q[0]]])
+    fractions = np.linspace(0.0, 1.0, n + 1)[1:]
+    rots = Slerp([0.0, 1.0], ends)(fractions)
+    return [pose_from(start.p + s * (goal.p - start.p), r.as_matrix()) for s, r in zip(fractions, rots, strict=True)]
