@@ -58,7 +58,8 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
 
 def _blame_for(message: str) -> AgentName:
     m = message.lower()
-    if any(w in m for w in ("too far", "unreachable", "reach", "ik ", "inverse kinematics", "plan", "collision",
+    if any(w in m for w in ("too far", "unreachable", "reach", "ik ", "inverse kinematics", "inverse-kinematics",
+                            "ik failed", "plan", "collision",
                             "workspace", "limit", "safety")):
         return "thinker"
     if any(w in m for w in ("grasp", "grip", "slip", "contact")):
