@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, ObjectInfo, Pose, SkillResult, UnknownObjectError, parse_arm
+from mallvi.sim_bridge.contingency import knock_over, push_out_of_grasp
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import PlanResult
 
@@ -180,6 +181,12 @@ class SimSkills:
         why_str = self.motion.move(side, self._ee_for(frame, offset + grasp_dis), "straight", frozenset({actor}))
         if why_str is not None:
             return SkillResult.failure(f"approach to {actor} failed: {why_str}")
+        fault = w.faults.draw("grasp") if w.faults is not None else None
+        if fault == "grasp_miss" and w.faults is not None:
+            T_ee = w.arms[side].ee_pose().as_matrix()
+            sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
+            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
+            w.faults.record(fault, "grasp", actor, w.sim_time_s)
         name, why_hold = self._close_and_hold(side, gripper_pos, actor)
         if name is None:
             w.arms[side].set_gripper(1.0)
@@ -190,6 +197,12 @@ class SimSkills:
         why_lift = self.motion.move(side, target, "straight_then_free")
         if why_lift is not None:
             return SkillResult.failure(f"grasped {actor} but could not lift it: {why_lift}", grasp=key)
+        if fault == "grasp_slip" and w.faults is not None:
+            w.holder.release(side)
+            w.arms[side].set_gripper(1.0)  # the fingers let go and the object falls out...
+            w.step(60)
+            w.arms[side].set_gripper(gripper_pos)  # ...while the gripper's command stays "closed"
+            w.faults.record(fault, "grasp", actor, w.sim_time_s)
         return SkillResult.success(grasp=key, object=actor)
 
     def place_actor(
@@ -219,6 +232,10 @@ class SimSkills:
         bad = w.guard.check_values("place distances", [pre_dis, dis])
         if bad is not None or constrain not in ("free", "align", "auto"):
             return SkillResult.failure(bad or f"constrain must be 'free', 'align' or 'auto', got {constrain!r}")
+        fault = w.faults.draw("place") if w.faults is not None else None
+        if fault == "place_off" and w.faults is not None:
+            vals[:3] = list(np.asarray(vals[:3], dtype=float) + w.faults.place_offset_m())
+            w.faults.record(fault, "place", actor, w.sim_time_s)
         fp_key = f"fp{int(functional_point_id)}" if functional_point_id is not None else "fp0"
         if fp_key in info.points:
             fp_world = info.points[fp_key].p
@@ -254,6 +271,10 @@ class SimSkills:
             why = self.motion.move(side, pre, "straight_then_free")
             if why is not None:
                 return SkillResult.failure(f"placed {actor} but could not retreat: {why}")
+            if fault == "knock_over" and w.faults is not None:
+                knock_over(w.objects[actor], w.faults.rng)
+                w.faults.record(fault, "place", actor, w.sim_time_s)
+                w.settle(1.0)
         return SkillResult.success(object=actor)
 
     def move_by_displacement(

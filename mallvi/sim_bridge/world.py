@@ -30,6 +30,8 @@ from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
 from mallvi.robot_drivers.sim import SimArm, SimCamera
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.cameras import CameraSpec, add_fixed_camera, add_mounted_camera, capture
+from mallvi.sim_bridge.contingency import FaultInjector
+from mallvi.sim_bridge.contingency_profile import ContingencyProfile
 from mallvi.sim_bridge.embodiment.loader import Embodiment, default_embodiment
 from mallvi.sim_bridge.grasping import GraspHolder
 from mallvi.sim_bridge.planning import ArmPlanner
@@ -89,6 +91,7 @@ class SimWorld:
         self.holder: GraspHolder
         self.skills: SimSkills
         self.grasp_refusal_threshold_m: float | None = 0.1
+        self.faults: FaultInjector | None = None
         self._cameras: dict[str, sapien.render.RenderCameraComponent] = {}
         self._render = True
         self._steps = 0
@@ -107,6 +110,7 @@ class SimWorld:
         embodiment: Embodiment | None = None,
         safety: SafetyConfig | None = None,
         grasp_refusal_threshold_m: float | str | None = "scene",
+        contingency: str | ContingencyProfile | None = None,
     ) -> SimWorld:
         """Build the world for ``scene`` (a registered name or a ``SceneSpec``) and ``seed``.
 
@@ -118,8 +122,11 @@ class SimWorld:
             safety: guard limits; the table height and joint limits are filled in from the world.
             grasp_refusal_threshold_m: the benchmark's arm-allocation check for ``grasp_actor`` in metres
                 (None = off); "scene" takes the scene metadata's ``arm_allocation_threshold_m`` (default 0.1).
+            contingency: fault-injection level ("none", "easy", "medium", "hard", "kind=p,...") or a profile;
+                faults are drawn per (scene, seed, level), see contingency.py. ContingencySpecError if invalid.
         """
         spec = _resolve_scene(scene)
+        faults = FaultInjector.for_episode(contingency, spec.name, int(seed)) if contingency is not None else None
         if isinstance(grasp_refusal_threshold_m, str) and grasp_refusal_threshold_m != "scene":
             raise ValueError(f"grasp_refusal_threshold_m must be metres, None or 'scene': {grasp_refusal_threshold_m}")
         unknown = [c for c in cameras if c not in FIXED_CAMERAS]
@@ -127,6 +134,7 @@ class SimWorld:
             raise ValueError(f"unknown camera(s) {unknown}; available: {sorted(FIXED_CAMERAS)}")
         w = cls()
         w.scene_name, w.seed, w._render = spec.name, int(seed), render
+        w.faults = faults
         w.embodiment = embodiment or default_embodiment()
         w.arm_spacing_m = float(spec.arm_spacing_m)
         rng = np.random.default_rng(seed)
@@ -262,6 +270,11 @@ class SimWorld:
         self.scene.update_render()
         names = {o.seg_id: name for name, o in self.objects.items()}
         return {n: capture(c, n, self.sim_time_s, names) for n, c in self._cameras.items()}
+
+    @property
+    def injected_faults(self) -> list[dict[str, Any]]:
+        """Faults injected so far in this episode (kind, skill, object, sim_time_s); empty without contingency."""
+        return list(self.faults.log) if self.faults is not None else []
 
     # -- grasp state -------------------------------------------------------------------------------------------
     def gripper_opening(self, arm: ArmSide) -> float:
