@@ -83,9 +83,9 @@ def _split_clauses(text: str) -> list[str]:
             if _has_verb(nxt):
                 out.append(buf)
                 buf = nxt
-            elif buf_rel and nxt_rel and nxt_rel.start() == 0:  # "put A on B and under C": same object
+            elif buf_rel and nxt_rel and nxt_rel.start() == 0:  # "put A on B and under C": same object, both hold
                 out.append(buf)
-                buf = f"{buf[: buf_rel.start()].strip()} {nxt}"
+                buf = f"{CONJUNCT}{buf[: buf_rel.start()].strip()} {nxt}"
             elif buf_rel and nxt_rel and verb:  # "put A on B and C on D": same verb
                 out.append(buf)
                 buf = f"{verb.group(1)} {nxt}"
@@ -93,6 +93,9 @@ def _split_clauses(text: str) -> list[str]:
                 buf = f"{buf} and {nxt}"
         out.append(buf)
     return [re.sub(r"^(?:first|please|now|next|and)\s+", "", c).strip(" ,") for c in out if c.strip(" ,")]
+
+
+CONJUNCT = "\x00"  # marks a clause whose goal holds together with the previous one's (not after it)
 
 
 def _noun_phrases(fragment: str, ctx: _Ctx) -> list[ObjectRef]:
@@ -281,8 +284,12 @@ def parse_instruction(instruction: str) -> Plan:
     text, arm = _arm_clause(text)
     ctx = _Ctx(arm=arm if arm in ("left", "right") else None)
     subtasks: list[Subtask] = []
-    for clause in _split_clauses(text):
+    extra_goal: list[Predicate] = []
+    for raw in _split_clauses(text):
+        clause = raw.lstrip(CONJUNCT)
         new = _parse_clause(clause, ctx)
+        if raw.startswith(CONJUNCT) and subtasks:
+            extra_goal.extend(subtasks[-1].post)
         if subtasks and new and subtasks[-1].action == "pick" and new[0].obj == subtasks[-1].obj:
             subtasks.pop()  # "pick up X and put it on Y" is one place subtask
         subtasks.extend(new)
@@ -292,7 +299,7 @@ def parse_instruction(instruction: str) -> Plan:
         raise RefusalError(f"nothing to do in {instruction!r}")
     subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(subtasks)]
     goal = _final_goal(subtasks)
-    check_consistency(subtasks, goal)
+    check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])
     return Plan(subtasks=subtasks, goal=goal, arm_mode=arm)
 
 

@@ -1,0 +1,66 @@
+"""Goal predicates over object geometry, and resolving references against simulator-like truth."""
+
+from __future__ import annotations
+
+from mallvi.graph.goals import Box, evaluate, truth_boxes
+from mallvi.graph.schemas import ObjectRef, Predicate
+from mallvi.robot_drivers.base import ObjectInfo, Pose, UnknownObjectError
+
+TABLE = 0.74
+
+
+def box(name: str, x: float, y: float, z_bottom: float, s: float = 0.05) -> Box:
+    return Box(name, (x, y, z_bottom + s / 2), (s, s, s))
+
+
+def check(rel: str, *args: str, boxes: dict[str, Box]) -> bool:
+    return evaluate([Predicate(relation=rel, args=list(args))], boxes, TABLE)[0].holds  # type: ignore[arg-type]
+
+
+def test_on_needs_contact_and_overlap() -> None:
+    red = box("red", 0.0, 0.0, TABLE)
+    assert check("on", "g", "r", boxes={"r": red, "g": box("g", 0.01, 0.0, TABLE + 0.05)})
+    assert not check("on", "g", "r", boxes={"r": red, "g": box("g", 0.08, 0.0, TABLE)})  # beside it
+    assert not check("on", "g", "r", boxes={"r": red, "g": box("g", 0.0, 0.0, TABLE + 0.12)})  # held above it
+
+
+def test_left_right_front_behind_near_lifted() -> None:
+    a, b = box("a", -0.1, 0.0, TABLE), box("b", 0.1, 0.05, TABLE)
+    boxes = {"a": a, "b": b}
+    assert check("left_of", "a", "b", boxes=boxes) and not check("left_of", "b", "a", boxes=boxes)
+    assert check("right_of", "b", "a", boxes=boxes)
+    assert check("front_of", "a", "b", boxes=boxes) and check("behind", "b", "a", boxes=boxes)
+    assert not check("near", "a", "b", boxes=boxes)
+    assert not check("lifted", "a", boxes=boxes)
+    assert check("lifted", "c", boxes={"c": box("c", 0, 0, TABLE + 0.06)})
+
+
+def test_missing_objects_and_gripper_state_are_reported() -> None:
+    res = evaluate([Predicate(relation="on", args=["x", "y"]), Predicate(relation="held_by", args=["x", "left"])],
+                   {}, TABLE, held=lambda arm: "x" if arm == "left" else None)
+    assert not res[0].holds and "not found" in res[0].detail
+    assert res[1].holds
+
+
+class _Truth:
+    def __init__(self, infos: list[ObjectInfo]) -> None:
+        self.infos = {i.name: i for i in infos}
+
+    def object_names(self) -> list[str]:
+        return list(self.infos)
+
+    def get_object(self, name: str) -> ObjectInfo:
+        if name not in self.infos:
+            raise UnknownObjectError(name)
+        return self.infos[name]
+
+
+def test_truth_boxes_use_the_centre_point_and_report_unresolvable_references() -> None:
+    bottom = Pose((0.1, 0.0, TABLE))
+    cube = ObjectInfo("cube_7", "block", bottom, (0.05, 0.05, 0.05), "red",
+                      points={"center": Pose((0.1, 0.0, TABLE + 0.025))})
+    refs = {"red_block": ObjectRef(phrase="the red cube", color="red", label="cube"),
+            "blue_block": ObjectRef(phrase="the blue block", color="blue", label="block")}
+    boxes, errors = truth_boxes(refs, _Truth([cube]))
+    assert boxes["red_block"].centre_m[2] == TABLE + 0.025
+    assert "blue_block" in errors and "no 'the blue block'" in errors["blue_block"]

@@ -1,0 +1,43 @@
+"""The graph's shape (Mermaid snapshot), budgets and the recursion limit derived from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mallvi.graph.builder import build_graph
+from mallvi.graph.context import Budgets
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize(("with_reflector", "snapshot"), [(True, "graph_mermaid.mmd"),
+                                                          (False, "graph_mermaid_no_reflector.mmd")])
+def test_graph_shape_matches_the_mermaid_snapshot(with_reflector: bool, snapshot: str) -> None:
+    drawn = build_graph(with_reflector=with_reflector).get_graph().draw_mermaid()
+    assert drawn == (FIXTURES / snapshot).read_text(), (
+        f"the graph's shape changed; if intended, regenerate tests/fixtures/{snapshot}")
+
+
+def test_the_snapshot_has_the_mallvi_structure() -> None:
+    text = (FIXTURES / "graph_mermaid.mmd").read_text()
+    for edge in ("__start__ --> decomposer", "__start__ --> descriptor", "decomposer --> dispatch",
+                 "descriptor --> dispatch", "actor --> reflector", "reflector -.-> grounder",
+                 "reflector -.-> descriptor", "reflector -.-> __end__"):
+        assert edge in text
+    assert "reflector -.-> decomposer" not in text  # a retry never replans the whole task
+
+
+def test_recursion_limit_grows_with_the_budget_and_covers_a_full_run() -> None:
+    small, big = Budgets(max_subtasks=2), Budgets(max_subtasks=12)
+    assert big.recursion_limit() > small.recursion_limit()
+    b = Budgets()
+    # every subtask using all its attempts plus a re-scan still fits
+    worst = 3 + b.max_subtasks * (b.max_attempts_per_subtask * 9 + 2)
+    assert b.recursion_limit() >= min(worst, 3 + (b.max_total_attempts + b.max_subtasks) * 9)
+
+
+def test_budgets_reject_nonsense() -> None:
+    with pytest.raises(ValueError):
+        Budgets(max_attempts_per_subtask=0)
