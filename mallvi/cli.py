@@ -84,7 +84,10 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
 
     if not args.save_views:
         raise UsageError("without --from-dir, --save-views DIR is required (where the captured views go)")
-    board = BoardSpec(args.board_squares_x, args.board_squares_y, args.board_square_m, args.board_marker_m)
+    try:
+        board = BoardSpec(args.board_squares_x, args.board_squares_y, args.board_square_m, args.board_marker_m)
+    except ValueError as e:
+        raise UsageError(f"board: {e}") from e
     views: list[CalibrationView] = []
     try:
         sides = [parse_arm(a) for a in args.arms.split(",")]
@@ -112,6 +115,7 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from mallvi.robot_drivers.base import DriverError
     from mallvi.robot_drivers.calibration import CalibrationError
     from mallvi.robot_drivers.calibration_io import (
         CalibrationFileError,
@@ -122,7 +126,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     )
 
     mount = mount_matrix(*_parse_mount(args.anchor_mount))
-    folder = args.from_dir if args.from_dir else _collect_calibration_views(args)
+    try:
+        folder = args.from_dir if args.from_dir else _collect_calibration_views(args)
+    except DriverError as e:
+        print(f"mallvi calibrate: failed: {e}", file=sys.stderr)
+        return EXIT_FAILED
     try:
         views = load_views(folder)
     except CalibrationFileError as e:

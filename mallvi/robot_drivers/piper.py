@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -113,8 +114,10 @@ class PiperArm(Arm):
         cfg = self.config
         try:
             sdk = self._sdk_factory(cfg)
-            sdk.CreateCanBus(cfg.can_name, bustype=cfg.bus_type, expected_bitrate=1_000_000,
-                             judge_flag=cfg.check_can_port and cfg.bus_type == "socketcan")
+            with warnings.catch_warnings():  # piper_sdk still passes python-can's deprecated 'bustype'
+                warnings.simplefilter("ignore", DeprecationWarning)
+                sdk.CreateCanBus(cfg.can_name, bustype=cfg.bus_type, expected_bitrate=1_000_000,
+                                 judge_flag=cfg.check_can_port and cfg.bus_type == "socketcan")
             sdk.ConnectPort(piper_init=True, start_thread=True)
         except (ConnectionError, OSError, ValueError) as e:
             raise DeviceNotConnectedError(

@@ -135,6 +135,10 @@ def test_bad_command_lines_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "does not exist" in capsys.readouterr().err
     assert main(["calibrate", "--from-dir", str(tmp_path), "--out", "x.yaml", "--anchor-mount", "1,2"]) == 2
     assert "--anchor-mount" in capsys.readouterr().err
+    assert main(["calibrate", "--out", "x.yaml"]) == 2  # capture mode needs a folder for the views
+    assert "--save-views" in capsys.readouterr().err
+    assert main(["calibrate", "--out", "x.yaml", "--save-views", str(tmp_path), "--board-marker-m", "0.05"]) == 2
+    assert "marker_m < square_m" in capsys.readouterr().err
 
 
 def test_load_rig_calibration_errors(tmp_path: Path) -> None:
