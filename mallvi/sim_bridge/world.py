@@ -214,12 +214,11 @@ class SimWorld:
         for name in names:
             self._cameras[name] = add_fixed_camera(self.scene, FIXED_CAMERAS[name])
         if wrist:
-            # Looking along the approach direction (the link's z), from just behind the gripper body.
-            mount_pose = sapien.Pose(p=[-0.06, 0.0, 0.02], q=[0.7071068, 0.0, -0.7071068, 0.0])
+            # On the ee link, 6 cm to the side of the gripper, looking along the approach direction (its x).
+            mount_pose = sapien.Pose(p=[0.0, 0.0, 0.06])
             for side, arm in self.arms.items():
-                link6 = arm.ee_link.articulation.find_link_by_name("link6")
                 self._cameras[f"{side}_wrist"] = add_mounted_camera(
-                    self.scene, f"{side}_wrist", link6.entity, mount_pose,
+                    self.scene, f"{side}_wrist", arm.ee_link.entity, mount_pose,
                     layout.WRIST_CAMERA_SIZE, layout.WRIST_CAMERA_FOVY_RAD,
                 )  # fmt: skip
 

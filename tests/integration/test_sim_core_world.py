@@ -189,3 +189,16 @@ def test_closing_on_nothing_holds_nothing_and_16_dim_action_moves_both_arms(worl
     r = world.skills.get_arm_pose("left")
     assert r.ok and np.allclose(r.data["pose"][:3], world.arms["left"].ee_pose().p, atol=1e-3)
     assert isinstance(Pose.from_arrays(r.data["pose"][:3], r.data["pose"][3:]), Pose)
+
+
+def test_wrist_cameras_ride_on_the_grippers() -> None:
+    with SimWorld.create(FOUR_CUBES, seed=7, cameras=(), wrist_cameras=True) as w:
+        assert w.camera_names == ["left_wrist", "right_wrist"]
+        before = w.camera("left_wrist").read()
+        assert before.rgb.shape == (180, 320, 3)
+        assert w.skills.move_by_displacement("left", z=-0.05).ok
+        after = w.camera("left_wrist").read()
+        assert np.allclose(after.T_world_cam[:3, 3] - before.T_world_cam[:3, 3], [0, 0, -0.05], atol=0.003)
+        assert np.allclose(w.observe("right_wrist").T_world_cam, w.observe("right_wrist").T_world_cam)
+        with pytest.raises(KeyError, match="no camera 'head'"):
+            w.observe("head")
