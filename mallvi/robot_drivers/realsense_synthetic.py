@@ -78,6 +78,8 @@ class SyntheticRealSense:
         """Send one colour image and one depth image (metres, 0 = invalid) into the device.
 
         ``host_clock`` stamps the frames in the system-time domain (ms since the epoch), else the hardware clock.
+        Hardware-clock stamps should count from 0 like a freshly started device (e.g. ``33.0 * frame_number``):
+        with librealsense 2.59 the syncer was seen not to pair frames whose hardware stamps start far from 0.
         """
         rs = self._rs
         depth_raw = np.round(np.asarray(depth_m, dtype=np.float64) / self.depth_scale_m).clip(0, 65535)
