@@ -9,7 +9,8 @@ it is traced by ``TraceCallbackHandler`` exactly as the real graph is. Camera fr
 
 Writes OUT/run_stack (one run: two subtasks, a Grounder retry and an Actor retry after an injected fault) and
 OUT/bench_planning (a ``mallvi bench``-shaped folder: results.json, table.md, episodes.jsonl, traces/<episode>/);
-with ``--real`` also OUT/real_stack_blocks_two, a run of the real controller (rules backend) in the simulator.
+with ``--real`` also OUT/real_stack_blocks_two, a run of the real controller (rules backend) in the simulator,
+and OUT/bench_real_expert, the output of a real ``mallvi bench`` run (expert agent, no graph nodes).
 """
 
 from __future__ import annotations
@@ -407,16 +408,45 @@ def record_real_run(out: Path, task: str, seed: int) -> None:
     print(f"real run {task} seed {seed}: success={result.success} status={result.status} attempts={result.attempts}")
 
 
+def record_real_bench(out: Path) -> None:
+    """A real ``mallvi bench`` run (expert agent, one episode of two Tier 2 tasks): its output folder as is."""
+    import subprocess
+    import sys
+
+    if out.exists():
+        shutil.rmtree(out)
+    cmd = [
+        sys.executable,
+        "-m",
+        "mallvi.cli",
+        "bench",
+        "--tier",
+        "planning",
+        "--tasks",
+        "stack_blocks_three,blocks_ranking_rgb",
+        "--episodes",
+        "1",
+        "--agent",
+        "expert",
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+    ]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("tests/fixtures/traces"))
-    parser.add_argument("--real", action="store_true", help="also record a real simulator run (about 30 s)")
+    parser.add_argument("--real", action="store_true", help="also record real simulator runs (about a minute)")
     args = parser.parse_args()
     record_run(args.out / "run_stack", task="stack_blocks_three", seed=100003)
     record_bench(args.out / "bench_planning")
     print(f"wrote {args.out}/run_stack and {args.out}/bench_planning")
     if args.real:
         record_real_run(args.out / "real_stack_blocks_two", "stack_blocks_two", 100000)
+        record_real_bench(args.out / "bench_real_expert")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from dash.exceptions import PreventUpdate
 from mallvi.logviz.catalog import RootNotFoundError, RunCatalog
 from mallvi.logviz.components.bench import bench_page
 from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
-from mallvi.logviz.components.step import step_panel
+from mallvi.logviz.components.step import run_events_panel, step_panel
 from mallvi.logviz.components.timeline import timeline_figure
 from mallvi.logviz.reader import RunSummary
 
@@ -134,6 +134,7 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
         Output("timeline", "figure"),
         Output("run-header", "children"),
         Output("step-select", "options"),
+        Output("run-events-container", "children"),
         Output("run-signature", "data"),
         Input("tick", "n_intervals"),
         State("run-key", "data"),
@@ -145,7 +146,7 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
             raise PreventUpdate
         if run.n_events == seen:
             raise PreventUpdate
-        return timeline_figure(run), _run_header(run), _step_options(run), run.n_events
+        return timeline_figure(run), _run_header(run), _step_options(run), run_events_panel(run), run.n_events
 
     @app.callback(
         Output("step", "children"),
@@ -195,6 +196,7 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
             dcc.Graph(id="timeline", config={"displaylogo": False}, figure=timeline_figure(run)),
             dcc.Dropdown(id="step-select", options=_step_options(run), placeholder="…or choose a step"),
             html.Div(id="step", className="step-container"),
+            html.Div(run_events_panel(run), id="run-events-container"),
         ]
     )
 

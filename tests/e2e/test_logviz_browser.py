@@ -95,7 +95,7 @@ def _click_bar(page: Page, label: str) -> None:
 def test_run_list_timeline_step_and_benchmark_pages(page: Page, server: _Server) -> None:
     page.goto(server.url + "/")
     rows = page.locator("#run-table tbody tr")
-    expect(rows).to_have_count(5)  # two recorded runs and three bench episodes
+    expect(rows).to_have_count(7)  # two recorded runs, three synthetic and two real bench episodes
     expect(page.locator("#run-table")).to_contain_text("put the red cube on the green cube")
     expect(page.locator("#run-table")).to_contain_text("failure")
     _shot(page, "runs.png")
@@ -125,7 +125,7 @@ def test_run_list_timeline_step_and_benchmark_pages(page: Page, server: _Server)
     expect(page.locator("#scene-graph .js-plotly-plot")).to_be_visible()
     _shot(page, "run_step_perceptor.png")
 
-    page.locator("#nav a", has_text="Benchmark").first.click()
+    page.locator("#nav a", has_text="Benchmark: bench_planning").click()
     table = page.locator("#bench-table")
     expect(table.locator("tbody tr")).to_have_count(2)
     expect(table).to_contain_text("stack_blocks_three")
@@ -138,7 +138,7 @@ def test_run_list_timeline_step_and_benchmark_pages(page: Page, server: _Server)
 
 def test_filters_narrow_the_run_list(page: Page, server: _Server) -> None:
     page.goto(server.url + "/")
-    expect(page.locator("#run-table tbody tr")).to_have_count(5)
+    expect(page.locator("#run-table tbody tr")).to_have_count(7)
     page.locator("#filter-outcome").click()
     page.keyboard.type("failure")
     page.keyboard.press("Enter")
@@ -192,3 +192,20 @@ def test_a_real_controller_run_shows_its_steps(page: Page, server: _Server) -> N
     expect(page.locator("#step-image-0")).to_be_visible()
     expect(page.locator(".overlay-list").first).to_contain_text("box: red block")
     _shot(page, "real_run_grounder.png")
+
+
+def test_a_real_bench_folder_and_an_episode_without_graph_nodes(page: Page, server: _Server) -> None:
+    page.goto(server.url + "/")
+    page.locator("#nav a", has_text="Benchmark: bench_real_expert").click()
+    table = page.locator("#bench-table")
+    expect(table.locator("tbody tr")).to_have_count(2)
+    expect(table.locator("tfoot")).to_contain_text("tier average")
+    expect(table.locator("tfoot")).to_contain_text("67.0")  # GPT-5's Tier 2 total average in the paper
+    _shot(page, "bench_real.png")
+    page.locator("#episode-table tr", has_text="stack_blocks_three").locator("a").click()
+    expect(page.locator("#run-facts")).to_contain_text("stack_blocks_three")
+    events = page.locator("#run-events")
+    expect(events).to_contain_text("Actor command")
+    expect(page.locator("#run-image-0")).to_be_visible()
+    expect(page.locator(".js-plotly-plot .scatterlayer .point").first).to_be_visible()  # the run-events lane
+    _shot(page, "bench_real_episode.png")

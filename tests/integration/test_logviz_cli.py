@@ -71,6 +71,6 @@ def test_viz_serves_the_fixture_on_loopback_without_debug_or_external_assets() -
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
-    assert "5 run(s), 1 benchmark folder(s)" in out
+    assert "7 run(s), 2 benchmark folder(s)" in out
     assert "Debug mode: off" in out
     assert f"Running on http://127.0.0.1:{port}" in out

@@ -24,12 +24,13 @@ def test_catalog_finds_single_runs_bench_episodes_and_bench_folders() -> None:
     keys = catalog.keys()
     assert "run_stack" in keys and "real_stack_blocks_two" in keys
     assert "bench_planning/traces/stack_blocks_three-100001" in keys
-    assert catalog.bench_keys == ["bench_planning"]
+    assert catalog.bench_keys == ["bench_planning", "bench_real_expert"]
+    assert "bench_real_expert/traces/stack_blocks_three/100000" in keys
     assert RunCatalog(FIXTURES / "run_stack").keys() == ["."]
     runs = catalog.runs()
     failures = filter_runs(runs, None, ["failure"])
     assert [k for k, _ in failures] == ["bench_planning/traces/stack_blocks_three-100001"]
-    assert len(filter_runs(runs, ["blocks_ranking_rgb"], None)) == 1
+    assert len(filter_runs(runs, ["blocks_ranking_rgb"], None)) == 2
 
 
 def test_catalog_picks_up_a_run_that_appears_later(tmp_path: Path) -> None:

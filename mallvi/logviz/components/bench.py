@@ -66,6 +66,17 @@ def parse_results(results: Any) -> tuple[str, list[TaskRow]]:
     return tier, rows
 
 
+def paper_tier_average(tier: str, model: str) -> float | None:
+    """The paper's overall average of one model on a tier, from ``mallvi.bench.anchors`` (None if unknown)."""
+    try:
+        from mallvi.bench import anchors
+
+        value = anchors.tier_average(tier, model)  # type: ignore[arg-type]
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return _num(value)
+
+
 def paper_numbers(tier: str, tasks: list[str]) -> dict[str, dict[str, float | None]]:
     """model -> task -> the paper's % from ``mallvi.bench.anchors`` (empty when unavailable)."""
     try:
@@ -89,6 +100,7 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
     """Per-task table (ours beside the paper's) and the episode list of one bench output folder."""
     results = read_json(bench_dir / "results.json")
     tier, rows = parse_results(results)
+    tier_avg = _num(results.get("tier_average")) if isinstance(results, Mapping) else None
     children: list[Any] = [
         html.H2(f"Benchmark: {key if key != '.' else bench_dir.name}"),
         html.Div(f"tier: {tier or 'unknown'}", className="tier"),
@@ -96,7 +108,7 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
     if not rows:
         children.append(html.Div("results.json is missing or has no per-task results", className="empty"))
     else:
-        children.append(_task_table(tier, rows))
+        children.append(_task_table(tier, rows, tier_avg))
     table_md = bench_dir / "table.md"
     if table_md.is_file():
         children.append(html.Details([html.Summary("table.md"), dcc.Markdown(table_md.read_text(encoding="utf-8"))]))
@@ -107,7 +119,7 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
     return html.Div(children, className="bench")
 
 
-def _task_table(tier: str, rows: list[TaskRow]) -> html.Table:
+def _task_table(tier: str, rows: list[TaskRow], ours_average: float | None) -> html.Table:
     paper = paper_numbers(tier, [r.task for r in rows])
     if not paper:  # fall back to numbers stored in results.json
         for r in rows:
@@ -119,12 +131,15 @@ def _task_table(tier: str, rows: list[TaskRow]) -> html.Table:
         html.Tr([html.Th("task"), html.Th("episodes"), html.Th(ours_title)] + [html.Th(f"paper: {m}") for m in models])
     )
     body = []
+    ours_values: list[float] = []
     for r in rows:
         ours = (
             r.score
             if tier == "grounding" and r.score is not None
             else (100.0 * r.success_rate if r.success_rate is not None else None)
         )
+        if ours is not None and r.episodes != 0:
+            ours_values.append(ours)
         body.append(
             html.Tr(
                 [
@@ -135,7 +150,15 @@ def _task_table(tier: str, rows: list[TaskRow]) -> html.Table:
                 + [html.Td(_pct(paper[m].get(r.task)), className="paper") for m in models]
             )
         )
-    return html.Table([header, html.Tbody(body)], className="bench-table", id="bench-table")
+    if ours_average is None and ours_values:
+        ours_average = sum(ours_values) / len(ours_values)
+    footer = html.Tfoot(
+        html.Tr(
+            [html.Th("tier average (paper: all its tasks)"), html.Th(""), html.Th(_pct(ours_average), className="ours")]
+            + [html.Th(_pct(paper_tier_average(tier, m)), className="paper") for m in models]
+        )
+    )
+    return html.Table([header, html.Tbody(body), footer], className="bench-table", id="bench-table")
 
 
 def _episode_table(bench_dir: Path, key: str, episodes: list[dict[str, Any]], trace_keys: set[str]) -> html.Table:

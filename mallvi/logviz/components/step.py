@@ -31,8 +31,8 @@ def step_panel(run: RunSummary, index: int) -> html.Div:
         blamer = run.node_execs[ex.blamed_by]
         why = (blamer.verdict or {}).get("explanation", "")
         children.append(html.Div(f"Blamed by {blamer.label}: {why}", className="blamed"))
-    children.extend(_images(run, ex))
-    children.extend(_llm_calls(ex))
+    children.extend(_images(run, ex.artifacts, ex.outputs))
+    children.extend(_llm_calls(ex.llm_calls))
     events = [e for e in ex.events if e.get("kind") in _EVENT_TITLES]
     if events:
         children.append(html.H4("Commands and events"))
@@ -82,26 +82,42 @@ def _verdict(verdict: dict[str, Any]) -> html.Div:
     )
 
 
-def _images(run: RunSummary, ex: NodeExec) -> list[Any]:
-    shown = [a for a in ex.artifacts if (a.get("meta") or {}).get("role") != "mask"]
+def run_events_panel(run: RunSummary) -> html.Div:
+    """Events that belong to no node execution (e.g. a benchmark agent that is not the graph, or a crash)."""
+    loose = [e for e in run.unattached if e.get("kind") not in ("run_start", "run_end")]
+    if not loose:
+        return html.Div()
+    artifacts = [e for e in loose if e.get("kind") == "artifact"]
+    calls = [e for e in loose if e.get("kind") == "llm_call"]
+    others = [e for e in loose if e.get("kind") not in ("artifact", "llm_call")]
+    children: list[Any] = [html.H3(f"Run events outside node executions ({len(loose)})")]
+    children.extend(_images(run, artifacts, None, id_prefix="run-image"))
+    children.extend(_llm_calls(calls))
+    if others:
+        children.append(html.Ul([_event_item(e) for e in others], className="events"))
+    return html.Div(children, className="run-events", id="run-events")
+
+
+def _images(run: RunSummary, artifacts: list[dict[str, Any]], outputs: Any, id_prefix: str = "step-image") -> list[Any]:
+    shown = [a for a in artifacts if (a.get("meta") or {}).get("role") != "mask"]
     if not shown:
         return []
     out: list[Any] = [html.H4("Images")]
-    fallback = boxes_in_outputs(ex.outputs)
+    fallback = boxes_in_outputs(outputs)
     for i, artifact in enumerate(shown):
         url, captions = render_overlay(run.directory, artifact, fallback)
         title = f"{artifact.get('name', '')} ({artifact.get('path')})"
         body: list[Any] = [html.Div(title, className="image-title")]
         if url is not None:
-            body.append(html.Img(src=url, className="step-image", id=f"step-image-{i}", alt=title))
+            body.append(html.Img(src=url, className="step-image", id=f"{id_prefix}-{i}", alt=title))
         body.append(html.Ul([html.Li(c) for c in captions], className="overlay-list"))
         out.append(html.Figure(body, className="image-card"))
     return out
 
 
-def _llm_calls(ex: NodeExec) -> list[Any]:
+def _llm_calls(calls: list[dict[str, Any]]) -> list[Any]:
     out: list[Any] = []
-    for i, call in enumerate(ex.llm_calls):
+    for i, call in enumerate(calls):
         tokens = f"{call.get('tokens_in') or 0} in / {call.get('tokens_out') or 0} out tokens"
         latency = call.get("latency_s")
         timing = f" · {latency:.3f} s" if isinstance(latency, int | float) else ""

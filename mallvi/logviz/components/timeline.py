@@ -19,6 +19,10 @@ OUTCOME_STYLE: dict[str, tuple[str, str]] = {
 }
 
 
+#: the timeline row of events that belong to no node execution
+EVENTS_LANE = "run events"
+
+
 def bar_outcome(ex: NodeExec) -> str:
     """The colour class of a bar: a blamed execution shows as such even though the node itself returned."""
     if ex.outcome == "ok" and ex.blamed_by is not None:
@@ -38,10 +42,15 @@ def lanes(run: RunSummary) -> list[str]:
 def timeline_figure(run: RunSummary) -> go.Figure:
     """Horizontal bars (x = seconds since the run started, one row per node); ``customdata`` is the exec index."""
     names = lanes(run)
+    loose = [e for e in run.unattached if e.get("kind") not in ("run_start", "run_end")]
+    if loose:
+        names.append(EVENTS_LANE)
     row = {name: i for i, name in enumerate(names)}
     t0 = run.t_start or (run.node_execs[0].t_start if run.node_execs else 0.0)
     t_now = run.t_end or t0
     fig = go.Figure()
+    if loose:
+        fig.add_trace(_events_trace(loose, row[EVENTS_LANE], t0))
     for outcome, (legend, colour) in OUTCOME_STYLE.items():
         execs = [ex for ex in run.node_execs if bar_outcome(ex) == outcome]
         if not execs:
@@ -80,6 +89,27 @@ def timeline_figure(run: RunSummary) -> go.Figure:
         plot_bgcolor="#fafafa",
     )
     return fig
+
+
+def _events_trace(events: list[dict[str, Any]], y: int, t0: float) -> go.Scatter:
+    """Markers for events outside any node execution (red when something failed)."""
+    bad = [e.get("kind") in ("error", "safety_refusal", "fault_injected") or e.get("ok") is False for e in events]
+    return go.Scatter(
+        x=[float(e.get("t") or t0) - t0 for e in events],
+        y=[y] * len(events),
+        mode="markers",
+        name="run events",
+        marker={"symbol": "diamond", "size": 11, "color": ["#e53935" if b else "#1e88e5" for b in bad]},
+        hovertext=[_event_hover(e) for e in events],
+        hoverinfo="text",
+    )
+
+
+def _event_hover(event: dict[str, Any]) -> str:
+    kind = str(event.get("kind"))
+    detail = event.get("skill") or event.get("name") or event.get("where") or event.get("model") or ""
+    message = str(event.get("message") or event.get("reason") or "")[:120]
+    return "<br>".join(p for p in (f"<b>{kind}</b> {detail}", message) if p)
 
 
 def _route_annotations(run: RunSummary, row: dict[str, int], t0: float, t_now: float) -> list[dict[str, Any]]:
