@@ -58,6 +58,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     if tdir.exists():
         shutil.rmtree(tdir)  # a half-written trace from an interrupted run
     record: dict[str, Any] = {"task": task_name, "seed": seed, "agent": cfg.agent, "tier": task.tier}
+    seed_global_rngs(seed)
     try:
         world = SimWorld.create(
             task.scene_spec(), seed, render=needs_render(cfg, task),
@@ -72,6 +73,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
             if cfg.save_images and "head" in getattr(world, "camera_names", []):
                 trace.save_image("head_initial", world.observe("head").rgb, node="bench")
             record.update(_act(cfg, task, world, trace))
+            record["final_xyz"] = {n: [round(float(v), 4) for v in o.pose.p] for n, o in sorted(world.objects.items())}
             record["trace"] = str(tdir.relative_to(Path(out_dir)))
             record["wall_s"] = time.perf_counter() - t0
             trace.emit("run_end", status=record["status"], success=record["success"],
@@ -80,6 +82,19 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     finally:
         world.close()
     return record
+
+
+def seed_global_rngs(seed: int) -> None:
+    """Seed every process-global random source an episode touches (motion planning's OMPL/FCL, numpy, random),
+    so an episode's result depends on its seed only, not on what ran before it in the same process."""
+    import random
+
+    import mplib
+    import numpy as np
+
+    mplib.set_global_seed(int(seed))
+    np.random.seed(int(seed) % 2**32)
+    random.seed(int(seed))
 
 
 def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter) -> dict[str, Any]:

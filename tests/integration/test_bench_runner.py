@@ -1,0 +1,105 @@
+"""mallvi bench's runner: determinism across worker counts, kill-and-resume, skipped seeds, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.runner import RunDirError, _jobs, _queues, prepare_dir, read_records, run_bench
+
+TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
+
+
+def _cfg(episodes: int) -> BenchConfig:
+    return BenchConfig(tier="planning", tasks=(TASK,), episodes=episodes, agent="expert", save_images=False)
+
+
+def _per_seed(out: Path) -> dict[int, tuple[object, ...]]:
+    return {
+        int(r["seed"]): (r["status"], r["success"], r["actions"], r["failed_actions"], json.dumps(r["final_xyz"]))
+        for r in read_records(out / "episodes.jsonl")
+    }
+
+
+def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> None:
+    one = run_bench(_cfg(3), tmp_path / "one", workers=1)
+    two = run_bench(_cfg(3), tmp_path / "two", workers=2)
+    assert _per_seed(tmp_path / "one") == _per_seed(tmp_path / "two")
+    assert one["tasks"][TASK]["seeds"] == two["tasks"][TASK]["seeds"] == [100000, 100001, 100002]
+    assert one["tasks"][TASK]["success_rate"] == two["tasks"][TASK]["success_rate"]
+    table = (tmp_path / "two" / "table.md").read_text()
+    assert "| place_burger_fries | Place3 |" in table and "GPT-5" in table
+
+
+def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "mallvi.cli", "bench", "--tier", "planning", "--tasks", TASK, "--episodes", "4",
+           "--agent", "expert", "--no-images", "--quiet", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    episodes = out / "episodes.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(read_records(episodes)) < 2 and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = episodes.read_text().splitlines()
+    assert 2 <= len(before) < 4, "the run should have been killed midway"
+    assert not (out / "results.json").exists()
+
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    after = episodes.read_text().splitlines()
+    assert after[: len(before)] == before  # finished episodes were kept, not rerun
+    seeds = [json.loads(line)["seed"] for line in after]
+    assert sorted(seeds) == [100000, 100001, 100002, 100003]  # each seed exactly once
+    results = json.loads((out / "results.json").read_text())
+    assert results["tasks"][TASK]["episodes"] == 4
+
+
+def test_skipped_seeds_are_replaced_by_the_next_ones(tmp_path: Path) -> None:
+    cfg = _cfg(3)
+    prepare_dir(cfg, tmp_path)
+    records = [
+        {"task": TASK, "seed": 100000, "status": "done", "success": True},
+        {"task": TASK, "seed": 100001, "status": "skipped"},
+        {"task": TASK, "seed": 100003, "status": "done", "success": False},
+    ]
+    queues = _queues(cfg, records)
+    finished = {TASK: {100000: True, 100001: False, 100003: True}}
+    started = list(_jobs(queues, finished))
+    assert started == [(TASK, 100002)]  # 100003 is already done, so one more seed completes the three
+
+
+def test_a_run_directory_with_other_settings_is_refused(tmp_path: Path) -> None:
+    prepare_dir(_cfg(2), tmp_path)
+    other = BenchConfig(tier="planning", tasks=(TASK,), episodes=2, agent="expert", seed_start=5)
+    with pytest.raises(RunDirError, match="other settings"):
+        prepare_dir(other, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tier", "planning", "--tasks", "grab_roller"], "not in tier"),
+        (["--tier", "tier9"], "unknown tier"),
+        (["--tier", "fine", "--episodes", "0"], "at least 1"),
+        (["--tier", "fine", "--agent", "single"], "base-url"),
+        (["--tier", "fine", "--workers", "0"], "at least 1"),
+    ],
+)
+def test_bad_input_exits_2_and_runs_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "never"
+    env = {k: v for k, v in os.environ.items() if k != "MALLVI_BASE_URL"}
+    r = subprocess.run([sys.executable, "-m", "mallvi.cli", "bench", *args, "--out", str(out)], capture_output=True,
+                       text=True, timeout=60, env=env)  # fmt: skip
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert not out.exists()
