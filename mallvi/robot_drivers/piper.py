@@ -106,6 +106,11 @@ class PiperArm(Arm):
         self._T_flange_ee = T_flange_ee(config.flange_to_ee_m)
         self._T_ee_flange = np.linalg.inv(self._T_flange_ee)
 
+    @property
+    def base_pose_world(self) -> Pose:
+        """The arm's mount: its base frame in the world (T_world_base)."""
+        return self.config.base_pose_world
+
     # ---- lifecycle -------------------------------------------------------------------------------------------
     def connect(self) -> None:
         """Open the CAN channel, start the SDK's reader thread and wait for the arm's first feedback."""

@@ -101,11 +101,12 @@ def T_base_flange_to_sdk(T_base_flange: NDArray[Any]) -> tuple[int, int, int, in
 def T_flange_ee(flange_to_ee_m: float) -> NDArray[np.float64]:
     """The mallvi end-effector frame in the flange frame.
 
-    The flange's z axis points out of the tool plate (the approach direction); mallvi's end-effector x axis is
-    the approach, so the axes are permuted cyclically: x_ee = z_flange, y_ee = x_flange, z_ee = y_flange.
-    The end-effector point lies ``flange_to_ee_m`` along the flange z axis.
+    The flange's z axis points out of the tool plate (the approach direction) and the fingers open along its
+    y axis. mallvi's end-effector frame (the same as the simulator's ``ee_link``) has x = approach and
+    y = finger opening: x_ee = z_flange, y_ee = y_flange, z_ee = -x_flange. The end-effector point lies
+    ``flange_to_ee_m`` along the flange z axis.
     """
     T = np.eye(4)
-    T[:3, :3] = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    T[:3, :3] = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
     T[:3, 3] = [0.0, 0.0, flange_to_ee_m]
     return T

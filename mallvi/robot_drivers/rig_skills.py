@@ -222,7 +222,7 @@ class RigSkills:
         yaw = float(Rotation.from_quat([*info.pose.q[1:], info.pose.q[0]]).as_euler("zyx")[0])
         if half[1] < half[0]:  # close the fingers across the narrower side
             yaw += math.pi / 2
-        R = top_down_rotation(yaw)
+        R = top_down_rotation(self._reachable_yaw(side, centre, yaw))
         tcp = self.guard.config.tcp_offset_m
         grasp_centre = np.array([centre[0], centre[1], grasp_z])
         ee_grasp = pose_from(grasp_centre + np.array([0, 0, tcp + grasp_dis]), R)
@@ -390,6 +390,24 @@ class RigSkills:
             return SkillResult.success()
 
         return self._run(body)
+
+    def _reachable_yaw(self, side: ArmSide, target: NDArray[np.float64], yaw_rad: float) -> float:
+        """Of the two equivalent finger directions (yaw, yaw + pi) pick the one nearer the arm's natural
+        top-down finger direction (base y turned by joint 1 towards the target), keeping the wrist's last
+        joint near the middle of its range. Arms that do not expose ``base_pose_world`` keep ``yaw_rad``."""
+        base = getattr(self.dual_arm.arm(side), "base_pose_world", None)
+        if not isinstance(base, Pose):
+            return yaw_rad
+        T = base.as_matrix()
+        p_base = np.linalg.inv(T) @ np.array([*target[:3], 1.0])
+        joint1 = math.atan2(p_base[1], p_base[0])
+        natural = T[:3, :3] @ np.array([-math.sin(joint1), math.cos(joint1), 0.0])
+        preferred = math.atan2(natural[1], natural[0])
+
+        def gap(a: float) -> float:
+            return abs((a - preferred + math.pi) % (2 * math.pi) - math.pi)
+
+        return min((yaw_rad, yaw_rad + math.pi), key=gap)
 
     # ---- small helpers ---------------------------------------------------------------------------------------
     def _result(self, why: str | None, side: ArmSide) -> SkillResult:

@@ -92,6 +92,8 @@ def test_grasp_and_place_through_the_driver(rig: Rig) -> None:
     ee = rig.dual.left.ee_pose()
     assert ee.p == pytest.approx([-0.2, 0.0, 0.77 + 0.12 + 0.08], abs=0.004)
     assert ee.as_matrix()[:3, 0] == pytest.approx([0, 0, -1], abs=0.01)  # approach points down
+    # of the two finger directions along world x, the one that keeps the left wrist near mid-range (-x)
+    assert ee.as_matrix()[:3, 1] == pytest.approx([-1, 0, 0], abs=0.01)
 
     placed = rig.skills.place_actor("red_cube", "left", [-0.1, 0.05, 0.75])
     assert placed.ok, placed.message

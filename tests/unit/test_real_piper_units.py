@@ -55,6 +55,7 @@ def test_tool_frame_is_a_rotation_with_approach_along_x() -> None:
     T = T_flange_ee(0.01)
     assert np.isclose(np.linalg.det(T[:3, :3]), 1.0)
     assert np.allclose(T[:3, 0], [0, 0, 1])  # ee x = flange z (approach)
+    assert np.allclose(T[:3, 1], [0, 1, 0])  # ee y = flange y (finger opening), as the simulator's ee_link
 
 
 @pytest.mark.parametrize(
