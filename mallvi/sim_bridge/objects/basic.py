@@ -81,7 +81,8 @@ def make_bottle(
     height_m: float = 0.23,
     static: bool = False,
 ) -> SimObject:
-    """A bottle (body, shoulder, neck, white cap): side grasps cp0..cp3 on the body, "neck" at the neck."""
+    """A bottle (body, shoulder, neck, white cap): side grasps cp0..cp3 on the body, top-down grasps cp4/cp5 on
+    the neck, "neck" at the neck."""
     c = rgb or rgb_of(color)
     body_h, shoulder_h, neck_top = 0.68 * height_m, 0.12 * height_m, 0.96 * height_m
     parts = (
@@ -91,8 +92,10 @@ def make_bottle(
         .cylinder((0, 0, (body_h + shoulder_h + neck_top) / 2), 0.016, (neck_top - body_h - shoulder_h) / 2, c)
         .cylinder((0, 0, (neck_top + height_m) / 2), 0.018, (height_m - neck_top) / 2, PALETTE["white"])
     )
-    points = numbered("cp", _side_ring(0.45 * height_m))
-    points["neck"] = sapien.Pose([0, 0, 0.88 * height_m])
+    neck_z = 0.88 * height_m
+    grasps = [*_side_ring(0.45 * height_m), top_grasp((0, 0, neck_z), 0.0), top_grasp((0, 0, neck_z), math.pi / 2)]
+    points = numbered("cp", grasps)
+    points["neck"] = sapien.Pose([0, 0, neck_z])
     return finish(parts, name, pose, label="bottle", category="round", size_m=(2 * radius_m, 2 * radius_m, height_m),
                   color=color, points=points, static=static)
 

@@ -64,6 +64,14 @@ def side_grasp(center: Vec3, approach_yaw_rad: float) -> sapien.Pose:
     return _frame((c, s, 0.0), (-s, c, 0.0), center)
 
 
+def angled_grasp(center: Vec3, approach_yaw_rad: float, pitch_rad: float) -> sapien.Pose:
+    """A grasp frame at ``center`` approaching along ``approach_yaw_rad`` and tilted ``pitch_rad`` downwards
+    (0 = horizontal, π/2 = straight down), fingers opening horizontally across the approach."""
+    c, s = math.cos(approach_yaw_rad), math.sin(approach_yaw_rad)
+    cp, sp = math.cos(pitch_rad), math.sin(pitch_rad)
+    return _frame((cp * c, cp * s, -sp), (-s, c, 0.0), center)
+
+
 def fp_points(height_m: float) -> dict[str, sapien.Pose]:
     """The benchmark's functional points of an upright object: fp0 bottom centre, fp1 top centre (z down)."""
     return {"fp0": sapien.Pose(), "fp1": sapien.Pose([0.0, 0.0, height_m], list(Z_DOWN_Q))}

@@ -7,7 +7,7 @@ import math
 import sapien
 
 from mallvi.sim_bridge.objects.palette import PALETTE, RGB, rgb_of
-from mallvi.sim_bridge.objects.parts import Parts, finish, numbered, side_grasp, top_grasp
+from mallvi.sim_bridge.objects.parts import Parts, angled_grasp, finish, numbered, side_grasp, top_grasp
 from mallvi.sim_bridge.scene_spec import SimObject
 
 _QUARTER = (0.0, math.pi / 2, math.pi, -math.pi / 2)
@@ -108,7 +108,8 @@ def make_microphone(
     """An upright microphone ~0.16 m tall: a small foot, a handle and a grey spherical head.
 
     Points: "handle" (middle of the handle), "head" (centre of the head); cp0..cp3 side grasps low on the handle,
-    cp4..cp7 high on the handle (so a second gripper can take it over).
+    cp4..cp7 high on the handle (so a second gripper can take it over), cp8/cp9 top-down grasps on the head,
+    cp10..cp13 grasps on the handle approaching 45° from above.
     """
     c = rgb or rgb_of(color)
     foot_h, handle_top, head_r = 0.012, 0.12, 0.024
@@ -119,9 +120,12 @@ def make_microphone(
         .sphere((0, 0, handle_top + head_r - 0.004), head_r, PALETTE["grey"], density_kg_m3=200.0)
     )
     h = handle_top + 2 * head_r - 0.004
+    head_z = handle_top + head_r - 0.004
     grasps = [side_grasp((0, 0, 0.045), a) for a in _QUARTER] + [side_grasp((0, 0, 0.095), a) for a in _QUARTER]
+    grasps += [top_grasp((0, 0, head_z), 0.0), top_grasp((0, 0, head_z), math.pi / 2)]
+    grasps += [angled_grasp((0, 0, 0.06), a, math.pi / 4) for a in _QUARTER]
     points = numbered("cp", grasps)
     points["handle"] = sapien.Pose([0, 0, (foot_h + handle_top) / 2])
-    points["head"] = sapien.Pose([0, 0, handle_top + head_r - 0.004])
+    points["head"] = sapien.Pose([0, 0, head_z])
     return finish(parts, name, pose, label="microphone", category="irregular", size_m=(0.064, 0.064, h), color=color,
                   points=points, static=static)
