@@ -1,7 +1,8 @@
 """HSV colour masks for named colours (OpenCV hue 0..179; red wraps around 0).
 
 Thresholds are chosen for saturated toy-block colours under varying light: chromatic colours need a minimum
-saturation and value; black is low value; white is low saturation and high value. A per-image value
+saturation and a value above 105; black is any pixel with V <= 105 whatever its tint (dark blocks keep a
+faint, random hue); white is low saturation and high value. A per-image value
 normalisation (scaling so that the 99th percentile of V is 255) makes the masks tolerant to exposure changes.
 """
 
@@ -29,14 +30,15 @@ class HsvRange:
 
 
 HSV_RANGES: dict[str, HsvRange] = {
-    "red": HsvRange(hues=((0, 7), (168, 179))),
-    "orange": HsvRange(hues=((8, 18),), s_min=150, v_min=120),
-    "yellow": HsvRange(hues=((19, 34),), s_min=110, v_min=90),
-    "green": HsvRange(hues=((38, 88),), s_min=80, v_min=40),
-    "blue": HsvRange(hues=((95, 130),), s_min=90, v_min=40),
-    "purple": HsvRange(hues=((131, 152),), s_min=70, v_min=40),
+    "red": HsvRange(hues=((0, 7), (168, 179)), v_min=60),
+    "orange": HsvRange(hues=((8, 22),), s_min=150, v_min=120),
+    "yellow": HsvRange(hues=((23, 34),), s_min=110, v_min=110),
+    "green": HsvRange(hues=((38, 88),), s_min=80, v_min=60),
+    "blue": HsvRange(hues=((95, 130),), s_min=90, v_min=60),
+    "purple": HsvRange(hues=((131, 152),), s_min=70, v_min=60),
     "pink": HsvRange(hues=((153, 167),), s_min=60, v_min=120),
-    "black": HsvRange(hues=((0, 179),), s_min=0, s_max=255, v_min=0, v_max=55),
+    # black: V <= BLACK_V_MAX whatever the tint (see _black); chromatic colours exclude those pixels
+    "black": HsvRange(hues=((0, 179),), s_min=0, s_max=255, v_min=0, v_max=105),
     "white": HsvRange(hues=((0, 179),), s_min=0, s_max=40, v_min=200, v_max=255),
 }
 
@@ -53,15 +55,24 @@ def to_hsv(rgb: NDArray[np.uint8], normalise: bool = True) -> NDArray[np.uint8]:
     return hsv
 
 
+BLACK_V_MAX = 105
+
+
+def _black(s: NDArray[np.uint8], v: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    return np.asarray(v <= BLACK_V_MAX, dtype=bool)
+
+
 def color_mask(hsv: NDArray[np.uint8], color: str) -> NDArray[np.bool_]:
     """Pixels of ``hsv`` that have the named colour."""
-    r = HSV_RANGES[color]
     h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
+    if color == "black":
+        return _black(s, v)
+    r = HSV_RANGES[color]
     sv = (s >= r.s_min) & (s <= r.s_max) & (v >= r.v_min) & (v <= r.v_max)
     hue = np.zeros(h.shape, dtype=bool)
     for lo, hi in r.hues:
         hue |= (h >= lo) & (h <= hi)
-    return np.asarray(sv & hue, dtype=bool)
+    return np.asarray(sv & hue & ~_black(s, v), dtype=bool)
 
 
 def clean(mask: NDArray[np.bool_], open_px: int = 1, close_px: int = 2) -> NDArray[np.bool_]:

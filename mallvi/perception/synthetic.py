@@ -117,7 +117,7 @@ def render(
 
     light = np.array([0.2, -0.5, 1.0])
     light /= np.linalg.norm(light)
-    shade = 0.45 + 0.55 * np.clip(normal @ light, 0.0, 1.0)
+    shade = 0.6 + 0.4 * np.clip(normal @ light, 0.0, 1.0)
     img = np.clip(rgb * shade[:, None], 0, 255).astype(np.uint8).reshape(height, width, 3)
     background = ~np.isfinite(best_t)
     img.reshape(-1, 3)[background] = (60, 60, 70)

@@ -1,8 +1,10 @@
 """Weight-free colour/shape detector: HSV masks, morphology, contours and shape cues.
 
 Rejects what is not a table-top object: with depth, pixels must stand at least ``min_height_m`` above the
-support plane (so the table and shadows on it are ignored) and a component's 3D size must stay below
-``max_size_m`` (robot links, walls). Shape: few polygon corners or a full minimum-area rectangle -> "block",
+support plane (so the table and shadows on it are ignored), a component's 3D size must stay below
+``max_size_m`` and its lowest visible point within ``max_rest_height_m`` of the table (robot links, walls);
+components cut by the image border are dropped (robot links entering the view; an object cut by the edge
+cannot be localised whole). Shape: few polygon corners or a full minimum-area rectangle -> "block",
 a smooth round outline -> "round", else the colour alone ("object").
 """
 
@@ -36,8 +38,11 @@ class ColorDetectorConfig:
     open_px: int = 1
     close_px: int = 2
     grow_px: int = 4
+    max_rest_height_m: float = 0.15
+    reject_border: bool = True
     min_raised_frac: float = 0.5
-    colors: tuple[str, ...] = COLORS
+    #: white is left out by default: grey robot links and walls turn "white" under exposure normalisation
+    colors: tuple[str, ...] = tuple(c for c in COLORS if c != "white")
 
 
 def _world_z(obs: Observation) -> NDArray[np.float64] | None:
@@ -107,7 +112,9 @@ class ColorDetector:
                 box_above = above[y : y + h, x : x + w][comp[y : y + h, x : x + w]] if above is not None else None
                 if box_above is not None and float(box_above.mean()) < cfg.min_raised_frac:
                     continue  # lies on the table: a shadow or a patch of table
-                if z is not None and not self._plausible_size(comp, obs, z):
+                if cfg.reject_border and (x <= 0 or y <= 0 or x + w >= obs.width or y + h >= obs.height):
+                    continue  # cut by the image edge: robot links, or an object we cannot localise whole
+                if z is not None and not self._plausible_size(comp, obs, z, table_z):
                     continue
                 contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
                 contour = max(contours, key=cv2.contourArea)
@@ -127,13 +134,16 @@ class ColorDetector:
         log.debug("color detector: %d detections for %s", len(out), queries)
         return out
 
-    def _plausible_size(self, comp: NDArray[np.bool_], obs: Observation, z: NDArray[np.float64]) -> bool:
+    def _plausible_size(self, comp: NDArray[np.bool_], obs: Observation, z: NDArray[np.float64],
+                        table_z: float | None) -> bool:
         zs = z[comp & (obs.depth_m > 0)]
         if zs.size < 5:
             return True
         lo, hi = np.percentile(zs, [2, 98])
         if hi - lo > self.config.max_size_m:
             return False
+        if table_z is not None and lo - table_z > self.config.max_rest_height_m:
+            return False  # floats high above the table: a robot link, not a table-top object
         # footprint size from the box diagonal at the median depth
         ys, xs = np.nonzero(comp)
         d = float(np.median(obs.depth_m[comp & (obs.depth_m > 0)]))
