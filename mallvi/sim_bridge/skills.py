@@ -47,6 +47,10 @@ def _pose_from_list(values: Sequence[float], what: str) -> Pose | str:
         return f"{what}: {e}"
 
 
+def _is_index(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def _with_rotation(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
     T = np.eye(4)
     T[:3, :3] = R
@@ -78,7 +82,7 @@ class SimSkills:
         """World grasp frames (x = approach into the object, y = finger opening) to try, best first."""
         cps = {k: v for k, v in info.points.items() if k.startswith("cp")}
         if contact_point_id is not None:
-            key = f"cp{int(contact_point_id)}"
+            key = f"cp{contact_point_id}"
             if key not in cps:
                 return f"{info.name} has no contact point {contact_point_id}; it has {sorted(cps)}"
             cps = {key: cps[key]}
@@ -140,6 +144,8 @@ class SimSkills:
         held = w.holder.held_by(side)
         if held is not None:
             return SkillResult.failure(f"the {side} arm already holds {held}; place or release it first")
+        if contact_point_id is not None and not _is_index(contact_point_id):
+            return SkillResult.failure(f"contact_point_id must be an integer, got {contact_point_id!r}")
         frames = self._grasp_frames(info, contact_point_id)
         if isinstance(frames, str):
             return SkillResult.failure(frames)
@@ -226,17 +232,22 @@ class SimSkills:
         w = self.world
         if w.holder.held_by(side) != actor:
             return SkillResult.failure(f"the {side} arm does not hold {actor}; grasp it first")
-        vals = list(target_pose) if isinstance(target_pose, Sequence) else []
+        try:
+            vals = [float(v) for v in target_pose]
+        except (TypeError, ValueError):
+            vals = []
         if len(vals) not in (3, 7) or w.guard.check_values("target pose", vals) is not None:
             return SkillResult.failure(f"target_pose must be 3 or 7 finite numbers, got {target_pose!r}")
         bad = w.guard.check_values("place distances", [pre_dis, dis])
         if bad is not None or constrain not in ("free", "align", "auto"):
             return SkillResult.failure(bad or f"constrain must be 'free', 'align' or 'auto', got {constrain!r}")
+        if functional_point_id is not None and not _is_index(functional_point_id):
+            return SkillResult.failure(f"functional_point_id must be an integer, got {functional_point_id!r}")
         fault = w.faults.draw("place") if w.faults is not None else None
         if fault == "place_off" and w.faults is not None:
             vals[:3] = list(np.asarray(vals[:3], dtype=float) + w.faults.place_offset_m())
             w.faults.record(fault, "place", actor, w.sim_time_s)
-        fp_key = f"fp{int(functional_point_id)}" if functional_point_id is not None else "fp0"
+        fp_key = f"fp{functional_point_id}" if functional_point_id is not None else "fp0"
         if fp_key in info.points:
             fp_world = info.points[fp_key].p
         elif functional_point_id is None:

@@ -130,6 +130,12 @@ def test_unknown_object_and_bad_arm_are_reported(world: SimWorld) -> None:
     assert not r.ok and "purple_block" in r.message and "red_block" in r.message
     r = world.skills.open_gripper("middle")  # type: ignore[arg-type]
     assert not r.ok and "left" in r.message
+    r = world.skills.grasp_actor("red_block", "left", contact_point_id=99)
+    assert not r.ok and "no contact point 99" in r.message and "cp0" in r.message
+    r = world.skills.grasp_actor("red_block", "left", contact_point_id="top")  # type: ignore[arg-type]
+    assert not r.ok and "integer" in r.message
+    r = world.skills.place_actor("red_block", "left", [0.0, 0.0, 0.8])
+    assert not r.ok and "does not hold red_block" in r.message
 
 
 def test_unreachable_and_nan_poses_are_reported_not_executed(world: SimWorld) -> None:
