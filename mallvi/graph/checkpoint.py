@@ -20,5 +20,5 @@ def sqlite_saver(path: str | Path) -> SqliteSaver:
     """A SqliteSaver on ``path`` (created if missing) that revives only mallvi's state types."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), check_same_thread=False)
-    serde: Any = JsonPlusSerializer(allowed_msgpack_modules=ALLOWED_TYPES)  # type: ignore[arg-type]
+    serde: Any = JsonPlusSerializer(allowed_msgpack_modules=ALLOWED_TYPES)
     return SqliteSaver(conn, serde=serde)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.graph import END
-
 from mallvi.graph.state import GraphState
 
 AfterDispatch = Literal["perceptor", "__end__"]
@@ -17,7 +15,7 @@ AfterReflector = Literal["dispatch", "descriptor", "perceptor", "grounder", "pro
 def after_dispatch(state: GraphState) -> AfterDispatch:
     """Work on the current subtask, or stop (refused, all done, aborted)."""
     if state.get("status") != "running":
-        return END
+        return "__end__"
     return "perceptor"
 
 
@@ -27,15 +25,20 @@ def after_stage(state: GraphState) -> AfterStage:
 
 
 def after_approve(state: GraphState) -> AfterApprove:
-    return END if state.get("status") == "aborted" else "actor"
+    return "__end__" if state.get("status") == "aborted" else "actor"
 
 
 def after_reflector(state: GraphState) -> AfterReflector:
     """Where the Reflector's decision sends the run: the next subtask, the blamed agent, a re-scan or the end."""
     if state.get("status") != "running":
-        return END
+        return "__end__"
     target = state.get("retry_from") or "dispatch"
-    if target in ("dispatch", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor"):
-        return target  # type: ignore[return-value]
-    return END
+    for node in _RETRY_TARGETS:
+        if target == node:
+            return node
+    return "__end__"
+
+
+_RETRY_TARGETS: tuple[AfterReflector, ...] = (
+    "dispatch", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor")
 

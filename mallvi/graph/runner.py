@@ -6,9 +6,10 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 from pydantic import BaseModel, Field
@@ -90,13 +91,13 @@ def drive(
     graph = build_graph(with_reflector=with_reflector, checkpointer=checkpointer,
                         interrupt_before=["actor"] if interrupt_before_actor else None)
     thread_id = thread_id or uuid.uuid4().hex[:12]
-    config: dict[str, Any] = {"recursion_limit": ctx.budgets.recursion_limit(), "callbacks": list(callbacks),
+    config: RunnableConfig = {"recursion_limit": ctx.budgets.recursion_limit(), "callbacks": list(callbacks),
                               "configurable": {"thread_id": thread_id}}
     t0 = time.perf_counter()
     payload: Any = None if resume else initial_state(instruction)
     pending: dict[str, Any] | None = None
     while True:
-        result = graph.invoke(payload, config=config, context=ctx)  # type: ignore[arg-type]
+        result = graph.invoke(payload, config=config, context=ctx)
         interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
         if not interrupts:
             pending = None
@@ -107,7 +108,8 @@ def drive(
             break
         payload = Command(resume=answer)
     wall = time.perf_counter() - t0
-    state: GraphState = graph.get_state(config).values if checkpointer is not None else result  # type: ignore[assignment]
+    final = graph.get_state(config).values if checkpointer is not None else result
+    state = cast(GraphState, final)
     if interrupt_before_actor and pending is None and state.get("status") == "running":
         pending = {"dry_run": True}
     return summarise(state, wall, thread_id, pending), state
@@ -115,7 +117,7 @@ def drive(
 
 def summarise(state: GraphState, wall_s: float, thread_id: str | None, pending: dict[str, Any] | None) -> GraphOutcome:
     plan = state.get("plan")
-    status = state.get("status", "running")
+    status: str = state.get("status", "running")
     if state.get("refusal"):
         status = "refused"
     elif pending is not None and status == "running":

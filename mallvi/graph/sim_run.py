@@ -116,7 +116,8 @@ def run_in_sim(
             skills=world.skills, observe=lambda: world.observe(cfg.camera_name),
             perception=PipelinePort(make_perception(cfg.perception)), backends=backends, world=world.truth,
             gripper_opening=world.gripper_opening,
-            gripper_holding=lambda arm: world.grasped_object(arm) is not None, table_top_z=world.table_top_z, budgets=cfg.budgets,
+            gripper_holding=lambda arm: world.grasped_object(arm) is not None, table_top_z=world.table_top_z,
+            budgets=cfg.budgets,
             artifacts=ArtifactStore(trace), trace=trace, approve=cfg.approve, reflector_enabled=cfg.reflector,
             on_progress=progress,
         )

@@ -17,7 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from mallvi.graph.backends.base import AgentFailure, CallLog, RefusalError
+from mallvi.graph.backends.base import AgentError, CallLog, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.llm_agents import LlmDecomposer
 from mallvi.graph.backends.rules.thinker import RulesThinker
@@ -61,7 +61,7 @@ def planner(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]
         return {**update, **_rules_step(state, ctx, scene, localized, log), "llm_calls": log.records}
     except RefusalError as e:
         return {**update, "refusal": str(e), "status": "refused", "llm_calls": log.records}
-    except AgentFailure as e:
+    except AgentError as e:
         idx = state.get("subtask_index", 0)
         return {**update, "status": "failed", "llm_calls": log.records, "action_plan": None,
                 "failure_report": FailureReport(subtask_index=idx, subtask=None, reason=str(e), attempts=1)}
@@ -103,7 +103,8 @@ def _llm_step(state: GraphState, ctx: GraphContext, llm: LlmClient, scene: Scene
     if plan is None and isinstance(ctx.backends.decomposer, LlmDecomposer):
         plan = None  # the single agent plans everything itself; no separate decomposition
     obs = ctx.observe()
-    history = [c.model_dump() for c in (state.get("actor_report").commands if state.get("actor_report") else [])]
+    last = state.get("actor_report")
+    history = [c.model_dump() for c in (last.commands if last is not None else [])]
 
     def check(a: SingleAgentAnswer) -> None:
         bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
@@ -123,7 +124,7 @@ def _llm_step(state: GraphState, ctx: GraphContext, llm: LlmClient, scene: Scene
 
 
 def after_planner(state: GraphState) -> Literal["actor", "__end__"]:
-    return "actor" if state.get("status") == "running" else END
+    return "actor" if state.get("status") == "running" else "__end__"
 
 
 def build_single_agent_graph() -> Any:
@@ -145,7 +146,7 @@ def drive_single(ctx: GraphContext, instruction: str,
     t0 = time.perf_counter()
     limit = 4 + 2 * (ctx.budgets.max_subtasks + 2)
     state: GraphState = graph.invoke(state0, config={"recursion_limit": limit, "callbacks": list(callbacks)},
-                                     context=ctx)  # type: ignore[arg-type]
+                                     context=ctx)
     outcome = summarise(state, time.perf_counter() - t0, uuid.uuid4().hex[:12], None)
     if state.get("status") == "succeeded" and state.get("plan") is None:
         outcome = outcome.model_copy(update={"graph_success": True})

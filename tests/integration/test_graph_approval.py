@@ -10,7 +10,7 @@ from mallvi.graph.checkpoint import sqlite_saver
 from mallvi.graph.runner import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.fixtures.graph_fakes import FakeWorld, fake_context  # noqa: E402
+from tests.fixtures.graph_fakes import FakeWorld, fake_context
 
 INSTRUCTION = "stack the green block on the red block"
 

@@ -14,8 +14,8 @@ from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
-from tests.fixtures.graph_fakes import FakeWorld, fake_context  # noqa: E402
-from tests.fixtures.graph_openai_server import FakeOpenAIServer  # noqa: E402
+from tests.fixtures.graph_fakes import FakeWorld, fake_context
+from tests.fixtures.graph_openai_server import FakeOpenAIServer
 
 PLAN = json.dumps({
     "subtasks": [{"text": "stack the green block on the red block", "action": "stack",

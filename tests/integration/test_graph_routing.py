@@ -14,7 +14,7 @@ from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.fixtures.graph_fakes import FakeWorld, fake_context, scripted_chat  # noqa: E402
+from tests.fixtures.graph_fakes import FakeWorld, fake_context, scripted_chat
 
 CFG = LlmConfig(base_url="http://unused", backoff_s=0.0)
 OK = json.dumps({"verdict": "success", "explanation": "done"})
@@ -81,7 +81,8 @@ def test_a_six_subtask_plan_completes_without_a_recursion_error() -> None:
         subtasks.append({"text": f"put the {a} block right of the {b} block", "action": "place",
                          "obj": {"phrase": f"the {a} block", "color": a, "label": "block"},
                          "target": {"phrase": f"the {b} block", "color": b, "label": "block"},
-                         "relation": "right_of", "post": [{"relation": "right_of", "args": [f"{a}_block", f"{b}_block"]}]})
+                         "relation": "right_of",
+                         "post": [{"relation": "right_of", "args": [f"{a}_block", f"{b}_block"]}]})
     plan = json.dumps({"subtasks": subtasks, "goal": []})
     b = rules_backends()
     b.decomposer = LlmDecomposer(LlmClient(scripted_chat([plan]), "fake-llm", CFG))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from mallvi.graph.backends.base import RefusalError
@@ -53,7 +55,7 @@ def test_arrangements_become_ordered_slots(text: str, order: list[str]) -> None:
     plan = parse_instruction(text)
     assert [s.obj.color for s in plan.subtasks] == order
     assert [s.slot for s in plan.subtasks] == list(range(len(order)))
-    assert goal(text) == [f"left_of({a}_block, {b}_block)" for a, b in zip(order, order[1:], strict=False)]
+    assert goal(text) == [f"left_of({a}_block, {b}_block)" for a, b in pairwise(order)]
 
 
 def test_size_ranking_and_towers() -> None:

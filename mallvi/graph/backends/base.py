@@ -26,7 +26,7 @@ class RefusalError(ValueError):
     """The instruction cannot be carried out (unparsable, unknown object, impossible); nothing may move."""
 
 
-class AgentFailure(RuntimeError):
+class AgentError(RuntimeError):
     """An agent could not produce a usable answer (e.g. the model kept answering invalid JSON)."""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from mallvi.config import RunConfig
-from mallvi.graph.backends import llm_agents as L
+from mallvi.graph.backends import llm_agents as agents
 from mallvi.graph.backends.base import AgentBackends
 from mallvi.graph.backends.llm import LlmClient, make_chat_model
 from mallvi.graph.backends.rules import rules_backends
@@ -21,15 +21,15 @@ def make_backends(cfg: RunConfig, llm_chat: BaseChatModel | None = None,
     vision = LlmClient(vlm_chat or llm_chat or make_chat_model(cfg.llm, cfg.llm.vlm_model), cfg.llm.vlm_model,
                        cfg.llm)
     if cfg.backend_of("decomposer") == "llm":
-        b.decomposer = L.LlmDecomposer(text)
+        b.decomposer = agents.LlmDecomposer(text)
     if cfg.backend_of("descriptor") == "llm":
-        b.descriptor = L.LlmDescriptor(vision)
+        b.descriptor = agents.LlmDescriptor(vision)
     if cfg.backend_of("perceptor") == "llm":
-        b.perceptor = L.LlmPerceptor(text)
+        b.perceptor = agents.LlmPerceptor(text)
     if cfg.backend_of("grounder") == "llm":
-        b.grounder = L.LlmGrounder(text)
+        b.grounder = agents.LlmGrounder(text)
     if cfg.backend_of("thinker") == "llm":
-        b.thinker = L.LlmThinker(text)
+        b.thinker = agents.LlmThinker(text)
     if cfg.backend_of("reflector") == "llm":
-        b.reflector = L.LlmReflector(vision)
+        b.reflector = agents.LlmReflector(vision)
     return b

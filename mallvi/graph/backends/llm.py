@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 
 from mallvi.config import LlmConfig
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.schemas import LlmCallRecord
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class LlmClient:
                 log_.records.append(LlmCallRecord(node=node, model=self.model, latency_s=dt, attempts=i + 1, ok=False,
                                                   error=f"{type(e).__name__}: {e}"[:300]))
                 if not _is_transient(e):
-                    raise AgentFailure(f"{node}: model call failed: {type(e).__name__}: {e}") from e
+                    raise AgentError(f"{node}: model call failed: {type(e).__name__}: {e}") from e
                 last = e
                 wait = self.cfg.backoff_s * (2 ** i)
                 log.warning("%s: transient model error (%s), retry %d in %.2f s", node, type(e).__name__, i + 1, wait)
@@ -109,7 +109,7 @@ class LlmClient:
             if not isinstance(reply, AIMessage):
                 reply = AIMessage(content=str(getattr(reply, "content", reply)))
             return reply
-        raise AgentFailure(f"{node}: model unavailable after {self.cfg.max_retries + 1} tries: {last}")
+        raise AgentError(f"{node}: model unavailable after {self.cfg.max_retries + 1} tries: {last}")
 
     def ask(
         self, node: str, system: str, user: str, schema: type[T], log_: CallLog,
@@ -138,4 +138,4 @@ class LlmClient:
                 log.info("%s: invalid answer (%s), re-asking", node, problem)
                 messages = [*messages, AIMessage(content=text), HumanMessage(
                     content=f"That answer was rejected: {problem}. Reply again with only the corrected JSON object.")]
-        raise AgentFailure(f"{node}: no valid answer after {self.cfg.max_reasks + 1} tries; last problem: {problem}")
+        raise AgentError(f"{node}: no valid answer after {self.cfg.max_reasks + 1} tries; last problem: {problem}")

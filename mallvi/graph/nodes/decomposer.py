@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentFailure, CallLog, RefusalError
+from mallvi.graph.backends.base import AgentError, CallLog, RefusalError
 from mallvi.graph.context import GraphContext
 from mallvi.graph.state import GraphState
 
@@ -16,7 +16,7 @@ def decomposer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     log = CallLog()
     try:
         plan = ctx.backends.decomposer.decompose(state["instruction"], None, log)
-    except (RefusalError, AgentFailure) as e:
+    except (RefusalError, AgentError) as e:
         return {"refusal": str(e), "llm_calls": log.records}
     if len(plan.subtasks) > ctx.budgets.max_subtasks:
         return {"refusal": f"the plan has {len(plan.subtasks)} subtasks, more than the budget of "

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.state import GraphState
 
@@ -19,7 +19,7 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     previous = state.get("scene")
     try:
         scene = ctx.backends.descriptor.describe(obs, ctx, previous, log)
-    except AgentFailure as e:
+    except AgentError as e:
         if previous is None:
             return {"refusal": f"the scene could not be described: {e}", "llm_calls": log.records,
                     "image_ids": [image_id]}

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import attempt_of, current_subtask
 from mallvi.graph.schemas import StageError
@@ -28,7 +28,7 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
     try:
         chosen = ctx.backends.grounder.choose(current_subtask(state), state.get("focus", []), scene, candidates,
                                               attempt_of(state), log)
-    except AgentFailure as e:
+    except AgentError as e:
         return {"stage_error": StageError(agent="grounder", message=str(e)), "llm_calls": log.records,
                 "image_ids": [image_id]}
     missing = [oid for oid in state.get("focus", []) if oid not in chosen]

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.schemas import StageError
@@ -20,7 +20,7 @@ def perceptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     assert scene is not None  # dispatch guarantees it
     try:
         focus = ctx.backends.perceptor.focus(current_subtask(state), state.get("bindings", {}), scene, log)
-    except AgentFailure as e:
+    except AgentError as e:
         return {"stage_error": StageError(agent="perceptor", message=str(e)), "llm_calls": log.records}
     known = {o.id for o in scene.objects}
     unknown = [f for f in focus if f not in known]

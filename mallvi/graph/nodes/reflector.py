@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.schemas import RETRYABLE_AGENTS, ActorReport, FailureReport, Verdict
@@ -28,7 +28,7 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     image_id = ctx.artifacts.put("reflector", obs.rgb, node="reflector")
     try:
         v = ctx.backends.reflector.reflect(current_subtask(state), report, state.get("localized", {}), obs, ctx, log)
-    except AgentFailure as e:
+    except AgentError as e:
         v = Verdict(verdict="failure", failure_category="reflector_failed", blamed_agent="thinker",
                     explanation=f"no usable verdict: {e}")
     return v, [image_id]

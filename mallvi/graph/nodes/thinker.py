@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import attempt_of, current_subtask
 from mallvi.graph.schemas import StageError
@@ -23,7 +23,7 @@ def thinker(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]
     try:
         plan = ctx.backends.thinker.think(current_subtask(state), state.get("localized", {}), scene,
                                           attempt_of(state), feedback, ctx, log)
-    except AgentFailure as e:
+    except AgentError as e:
         return {"action_plan": None, "stage_error": StageError(agent="thinker", message=str(e)),
                 "llm_calls": log.records}
     localized = state.get("localized", {})

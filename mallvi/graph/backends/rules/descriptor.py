@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.goals import Box, relation_holds
 from mallvi.graph.schemas import Predicate, SceneMemory, SceneObject
 from mallvi.perception.observation import Observation
@@ -31,5 +31,5 @@ class RulesDescriptor:
     def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         objects = ctx.perception.scan(obs)
         if not objects:
-            raise AgentFailure("perception found no objects in the scene")
+            raise AgentError("perception found no objects in the scene")
         return SceneMemory(objects=objects, relations=relations_of(objects, ctx.table_top_z))

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from mallvi.graph.backends.base import RefusalError
 from mallvi.graph.refs import LABEL_SYNONYMS
-from mallvi.graph.schemas import ArmHint, ObjectRef, PlaceRelation, Plan, Predicate, SizeWord, Subtask
+from mallvi.graph.schemas import Action, ArmHint, ObjectRef, PlaceRelation, Plan, Predicate, SizeWord, Subtask
 
 COLOURS = ("red", "green", "blue", "yellow", "black", "white", "orange", "purple", "pink", "brown", "gray", "cyan")
 SIZE_WORDS: dict[str, SizeWord] = {
@@ -151,7 +152,7 @@ def _place_subtask(text: str, obj: ObjectRef, rel: str, target: ObjectRef, arm: 
         post.append(Predicate(relation=rel, args=[obj.key(), target.key()]))  # type: ignore[arg-type]
     elif rel == "next_to":
         post.append(Predicate(relation="near", args=[obj.key(), target.key()]))
-    act = "stack" if action == "stack" else "place"
+    act: Action = "stack" if action == "stack" else "place"
     return Subtask(text=text, action=act, obj=obj, target=target, relation=relation, arm_hint=arm, post=post)
 
 
@@ -194,7 +195,7 @@ def _parse_tower(clause: str, ctx: _Ctx) -> list[Subtask]:
         small_base = bool(re.search(r"\bsmallest\b.*\b(?:to|first)\b.*\blargest\b", clause))
         sizes: list[SizeWord] = ["smallest", "medium", "largest"] if small_base else ["largest", "medium", "smallest"]
         refs = [ObjectRef(phrase=f"the {s} block", size=s, label="block") for s in sizes]
-    return [_place_subtask(clause, upper, "on", lower, ctx.arm, "stack") for lower, upper in zip(refs, refs[1:])]
+    return [_place_subtask(clause, upper, "on", lower, ctx.arm, "stack") for lower, upper in pairwise(refs)]
 
 
 def _parse_handover(clause: str, verb_end: int, ctx: _Ctx) -> Subtask:
@@ -241,8 +242,7 @@ def _parse_clause(clause: str, ctx: _Ctx) -> list[Subtask]:
         bounds = [verb.end()] + [r.start() for r in rels] + [len(clause)]
         chain = [_one_ref(clause[bounds[i] + (len(rels[i - 1].group(1)) if i else 0):bounds[i + 1]], ctx,
                           "object", clause) for i in range(len(bounds) - 1)]
-        return [_place_subtask(clause, up, "on", low, ctx.arm, "stack") for up, low in reversed(list(zip(chain,
-                                                                                                         chain[1:])))]
+        return [_place_subtask(clause, up, "on", low, ctx.arm, "stack") for up, low in reversed(list(pairwise(chain)))]
     if rels and (stack_v or place_v or (pick_v and rels[0].start() > pick_v.end())):
         r = next((x for x in rels if x.start() > verb.end()), None)
         if r is not None:
@@ -263,7 +263,7 @@ def _parse_clause(clause: str, ctx: _Ctx) -> list[Subtask]:
         refs = _noun_phrases(clause[stack_v.end():], ctx)
         if len(refs) >= 2:  # "stack the red, green and blue blocks": first named ends on top
             return [_place_subtask(clause, up, "on", low, ctx.arm, "stack")
-                    for up, low in reversed(list(zip(refs, refs[1:])))]
+                    for up, low in reversed(list(pairwise(refs)))]
     raise RefusalError(f"cannot tell where to put the object in {clause!r}")
 
 

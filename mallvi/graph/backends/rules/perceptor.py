@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.nodes.common import refs_of
 from mallvi.graph.schemas import SceneMemory, Subtask
 
@@ -15,7 +15,7 @@ class RulesPerceptor:
                     and ref.key() != subtask.obj.key()):
                 continue  # a remembered location, not an object to find now
             if ref.key() not in bindings:
-                raise AgentFailure(f"{ref.phrase!r} is not bound to a scene object")
+                raise AgentError(f"{ref.phrase!r} is not bound to a scene object")
             if bindings[ref.key()] not in ids:
                 ids.append(bindings[ref.key()])
         return ids

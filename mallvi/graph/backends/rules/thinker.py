@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mallvi.graph.backends.base import AgentFailure, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class RulesThinker:
     ) -> ActionPlan:
         obj = _find(localized, subtask.obj)
         if obj is None:
-            raise AgentFailure(f"{subtask.obj.phrase!r} was not localised")
+            raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         arm = _pick_arm(subtask, obj, attempt, feedback)
         table_z = ctx.table_top_z
         if subtask.action == "pick":
@@ -126,7 +126,7 @@ class RulesThinker:
         giver = side_of(obj) if not forced else arm
         taker = other(giver)
         if forced or not reachable(taker, tx, ty):
-            raise AgentFailure(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
+            raise AgentError(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
                                + (f" with the {arm} arm only" if forced else ""))
         mx, my = relay_spot(obj.id, scene, localized, target_xyz)
         relay = (mx, my, table_z)
@@ -147,13 +147,13 @@ class RulesThinker:
             of = subtask.memory[0].of if subtask.memory else obj.id
             remembered = next((o for o in scene.initial if o.id == of or _key_matches(o, of)), None)
             if remembered is None:
-                raise AgentFailure(f"no remembered location of {of}")
+                raise AgentError(f"no remembered location of {of}")
             return (remembered.position_m[0], remembered.position_m[1], table_z)
         tgt = None
         if subtask.target is not None:
             tgt = _find(localized, subtask.target, exclude=obj.id)
         if tgt is None:
-            raise AgentFailure(f"no localised target for {subtask.text!r}")
+            raise AgentError(f"no localised target for {subtask.text!r}")
         tx, ty, tz = tgt.position_m
         top_z = tz + tgt.size_m[2] / 2
         if rel == "on":
