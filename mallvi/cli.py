@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -93,14 +94,24 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
         sides = [parse_arm(a) for a in args.arms.split(",")]
     except ValueError as e:
         raise UsageError(f"--arms: {e}") from e
-    with RealSenseCamera(RealSenseConfig(serial=args.camera_serial), np.eye(4)) as camera:
+    if args.camera_recording and not Path(args.camera_recording).is_file():
+        raise UsageError(f"--camera-recording {args.camera_recording!r} does not exist")
+
+    def next_key(side: str) -> str:
+        try:
+            return input(f"[{side} {sum(v.arm == side for v in views)} views] ").strip().lower()
+        except EOFError:
+            return "q"
+
+    camera_cfg = RealSenseConfig(serial=args.camera_serial, recording_path=args.camera_recording)
+    with RealSenseCamera(camera_cfg, np.eye(4)) as camera:
         first = camera.read()
         for side in sides:
-            arm = PiperArm(PiperConfig(side=side, can_name=getattr(args, f"can_{side}")))
+            arm = PiperArm(PiperConfig(side=side, can_name=getattr(args, f"can_{side}"), bus_type=args.bus_type))
             with arm:
                 print(f"{side} arm: put it in teach mode, hold the board in view; Enter = capture, q = next arm",
                       file=sys.stderr)
-                while input(f"[{side} {sum(v.arm == side for v in views)} views] ").strip().lower() != "q":
+                while next_key(side) != "q":
                     obs = camera.read()
                     det = detect_board(obs.rgb, board, obs.K)
                     if det is None:
@@ -336,6 +347,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--can-left", default="can_left", help="capture mode: CAN channel of the left arm")
     p.add_argument("--can-right", default="can_right", help="capture mode: CAN channel of the right arm")
     p.add_argument("--camera-serial", help="capture mode: RealSense serial number (default: the first found)")
+    p.add_argument("--camera-recording", help="capture mode: read frames from a .db3/.bag recording instead")
+    p.add_argument("--bus-type", choices=["socketcan", "virtual"], default="socketcan",
+                   help="capture mode: python-can interface of the arms (virtual: rehearse with the emulator)")
     p.add_argument("--board-squares-x", type=int, default=5)
     p.add_argument("--board-squares-y", type=int, default=7)
     p.add_argument("--board-square-m", type=float, default=0.04)
