@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -46,13 +47,12 @@ class RunCatalog:
             if not force and now - self._scanned_at < self.rescan_s:
                 return
             self._scanned_at = now
-            for path in _find(self.root, "events.jsonl"):
-                key = self.key_of(path.parent)
+            traces, benches = _walk(self.root)
+            for directory in traces:
+                key = self.key_of(directory)
                 if key not in self._readers:
-                    self._readers[key] = TraceReader(path.parent)
-            self._benches = sorted(
-                {self.key_of(p.parent) for marker in BENCH_MARKERS for p in _find(self.root, marker)}
-            )
+                    self._readers[key] = TraceReader(directory)
+            self._benches = sorted(self.key_of(d) for d in benches)
 
     def key_of(self, directory: Path) -> str:
         return directory.resolve().relative_to(self.root).as_posix()
@@ -124,12 +124,30 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _find(root: Path, name: str) -> list[Path]:
-    found: list[Path] = []
-    for depth in range(MAX_DEPTH + 1):
-        pattern = "/".join(["*"] * depth + [name])
-        found.extend(p for p in root.glob(pattern) if p.is_file())
-    return found
+def _walk(root: Path) -> tuple[list[Path], list[Path]]:
+    """Trace directories and benchmark folders up to ``MAX_DEPTH`` below ``root``.
+
+    A trace directory is not searched further (it only holds artifacts), so a scan costs one directory
+    listing per folder above the traces.
+    """
+    traces: list[Path] = []
+    benches: list[Path] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        names = {e.name for e in entries if e.is_file()}
+        if any(m in names for m in BENCH_MARKERS):
+            benches.append(directory)
+        if "events.jsonl" in names:
+            traces.append(directory)
+            continue
+        if depth < MAX_DEPTH:
+            stack.extend((Path(e.path), depth + 1) for e in entries if e.is_dir() and not e.name.startswith("."))
+    return traces, benches
 
 
 def _size(path: Path) -> int:
