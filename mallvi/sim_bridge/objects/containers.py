@@ -100,11 +100,14 @@ def make_tray(
     static: bool = False,
 ) -> SimObject:
     """A flat tray with a low rim; "drop_left"/"drop_right" are its two drop points at x = ∓``drop_offset_m``
-    on the floor (z down, like fp1)."""
-    floor = 0.008
+    on the floor (z down, like fp1); cp0/cp1 are top-down grasps on the -x/+x rims."""
+    floor = wall = 0.008
     parts = Parts(scene, density_kg_m3=500.0)
-    _walls(parts, size_m, floor, 0.008, rgb or rgb_of(color))
+    _walls(parts, size_m, floor, wall, rgb or rgb_of(color))
+    rim_z = size_m[2] - 0.006
     points = {
+        "cp0": top_grasp((-(size_m[0] - wall) / 2, 0, rim_z), 0.0),
+        "cp1": top_grasp(((size_m[0] - wall) / 2, 0, rim_z), 0.0),
         "drop_left": sapien.Pose([-drop_offset_m, 0, floor], [0, 1, 0, 0]),
         "drop_right": sapien.Pose([drop_offset_m, 0, floor], [0, 1, 0, 0]),
         "center": sapien.Pose([0, 0, floor]),

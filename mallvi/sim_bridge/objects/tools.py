@@ -71,7 +71,8 @@ def make_rack(
 ) -> SimObject:
     """A mug rack: a heavy base, a post and a hook rod pointing towards -x and tilted upwards.
 
-    Points: "hook" is on the rod's axis 60% of the way out (where a mug handle should hang), "hook_tip" its end.
+    Points: "hook" is on the rod's axis 60% of the way out (where a mug handle should hang), "hook_tip" its end;
+    cp0/cp1 are top-down grasps on the top of the post.
     The 20° tilt is below the friction angle (atan 0.5 ≈ 27°), so a handle hung on the hook stays where it is put.
     """
     c = rgb or rgb_of(color)
@@ -90,6 +91,8 @@ def make_rack(
     points = {
         "hook": sapien.Pose([ux * along, 0, hook_height_m + uz * along]),
         "hook_tip": sapien.Pose([ux * hook_length_m, 0, hook_height_m + uz * hook_length_m]),
+        "cp0": top_grasp((0, 0, height_m - 0.015), math.pi / 2),
+        "cp1": top_grasp((0, 0, height_m - 0.015), 0.0),
     }
     x_min = min(-0.06, ux * hook_length_m - hook_r * math.sin(hook_tilt_rad))
     return finish(parts, name, pose, label="rack", category="irregular", size_m=(0.06 - x_min, 0.12, height_m),
