@@ -385,7 +385,8 @@ class SimSkills:
             return SkillResult.failure(bad)
         plans: dict[ArmSide, PlanResult] = {}
         grippers: dict[ArmSide, float] = {}
-        for i, side in enumerate(ARM_SIDES):  # plan both before moving either: a refusal moves nothing
+        targets: dict[ArmSide, Pose] = {}
+        for i, side in enumerate(ARM_SIDES):
             chunk = vals[8 * i : 8 * i + 8]
             target = _pose_from_list(chunk[:7], f"{side} pose")
             if isinstance(target, str):
@@ -393,7 +394,13 @@ class SimSkills:
             bad = w.guard.check_gripper(side, chunk[7])
             if bad is not None:
                 return SkillResult.failure(bad)
-            grippers[side] = chunk[7]
+            grippers[side], targets[side] = chunk[7], target
+        # each arm is planned against the other's current pose, so the two targets must keep their distance
+        bad = w.guard.check_clearance("left", targets["left"], targets["right"])
+        if bad is not None:
+            return SkillResult.failure(bad)
+        for side in ARM_SIDES:  # plan both before moving either: a refusal moves nothing
+            target = targets[side]
             plan = self.motion.plan(side, target, "straight_then_free")
             if isinstance(plan, str):
                 return SkillResult.failure(plan)

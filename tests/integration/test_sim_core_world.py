@@ -182,6 +182,11 @@ def test_two_arm_pick_lift_and_stack(world: SimWorld) -> None:
 def test_closing_on_nothing_holds_nothing_and_16_dim_action_moves_both_arms(world: SimWorld) -> None:
     left, right = world.arms["left"].ee_pose(), world.arms["right"].ee_pose()
     shift = np.array([0.0, 0.05, -0.05])
+    down = list(top_down_quat_wxyz(math.pi))
+    clash = [0.0, -0.1, 1.0, *down, 1.0, 0.03, -0.1, 1.0, *down, 1.0]  # both grippers 3 cm apart
+    r = world.skills.execute_ee_action(clash)
+    assert not r.ok and "clearance" in r.message
+    assert np.allclose(world.arms["left"].ee_pose().p, left.p, atol=1e-3)
     action = [*(left.p + shift), *left.q, 0.0, *(right.p + shift), *right.q, 1.0]
     r = world.skills.execute_ee_action(action)
     assert r.ok, r.message
