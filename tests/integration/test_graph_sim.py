@@ -1,0 +1,97 @@
+"""The rules backend end to end in the SAPIEN simulator (colour perception), judged by simulator truth, and
+bad instructions refused with exit code 2 before anything moves."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mallvi.cli import main
+from mallvi.config import RunConfig
+from mallvi.graph.sim_run import run_in_sim
+from mallvi.sim_bridge.world import SimWorld
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("instruction", "task", "seed"), [
+    ("stack the green block on the red block", "stack_blocks_three", 1),
+    ("stack the green block on the red block", "stack_blocks_three", 2),
+    ("put the red cube on top of the blue one", "stack_blocks_three", 3),
+    ("place the red, green and blue blocks from left to right", "blocks_ranking_rgb", 1),
+    ("hand over the red block from the left arm to the right arm", "handover_block", 2),
+])
+def test_rules_backend_succeeds_in_the_simulator(instruction: str, task: str, seed: int) -> None:
+    r = run_in_sim(instruction, task, seed, RunConfig(perception="color"))
+    assert r.success, (r.failure_report, [c.model_dump() for c in r.goal_check])
+    assert r.success_source == "simulator: goal predicates" and r.goal_check
+    assert r.graph_success and r.status == "succeeded"
+
+
+class _Recorder:
+    """Wraps SimWorld.create/close to snapshot arm joints and object poses at creation and at the end."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.created = 0
+        self.start: dict[str, Any] = {}
+        self.end: dict[str, Any] = {}
+        create, close = SimWorld.create.__func__, SimWorld.close  # type: ignore[attr-defined]
+
+        def snap(w: SimWorld) -> dict[str, Any]:
+            return {"joints": {s: w.arms[s].joint_positions_rad().copy() for s in ("left", "right")},
+                    "objects": {n: np.array(w.truth.get_object(n).pose.position_m) for n in w.truth.object_names()}}
+
+        def create_rec(cls: type[SimWorld], *a: Any, **k: Any) -> SimWorld:
+            w = create(cls, *a, **k)
+            self.created += 1
+            self.start = snap(w)
+            return w
+
+        def close_rec(w: SimWorld) -> None:
+            if not w._closed:
+                self.end = snap(w)
+            close(w)
+
+        monkeypatch.setattr(SimWorld, "create", classmethod(create_rec))
+        monkeypatch.setattr(SimWorld, "close", close_rec)
+
+
+@pytest.mark.parametrize("instruction", ["sing a song", "stack the red block on the red block",
+                                         "put the red block on the blue block and the blue block on the red block"])
+def test_unparsable_and_impossible_instructions_exit_2_before_a_world_exists(
+        instruction: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    rec = _Recorder(monkeypatch)
+    code = main(["run", instruction, "--task", "stack_blocks_three", "--seed", "1", "--quiet"])
+    assert code == 2 and rec.created == 0
+    assert "mallvi: error:" in capsys.readouterr().err
+
+
+def test_an_object_not_in_the_scene_is_refused_and_nothing_moves(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    rec = _Recorder(monkeypatch)
+    code = main(["run", "put the yellow block on the red block", "--task", "stack_blocks_three", "--seed", "1",
+                 "--json", "--quiet", "--trace-dir", str(tmp_path / "t")])
+    out = capsys.readouterr()
+    assert code == 2 and rec.created == 1
+    result = json.loads(out.out)
+    assert result["status"] == "refused" and "yellow" in result["refusal"] and result["success"] is False
+    for side in ("left", "right"):
+        np.testing.assert_allclose(rec.end["joints"][side], rec.start["joints"][side], atol=1e-6)
+    for name, p in rec.start["objects"].items():
+        np.testing.assert_allclose(rec.end["objects"][name], p, atol=1e-3)
+
+
+def test_unavailable_options_are_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "pick up the red block", "--task", "stack_blocks_three", "--robot", "piper"]) == 2
+    assert "not available in this build" in capsys.readouterr().err
+    assert main(["run", "pick up the red block", "--task", "no_such_scene", "--quiet"]) == 2
+    assert "no_such_scene" in capsys.readouterr().err
+
+
+def test_llm_backend_without_endpoint_exits_2(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("MALLVI_BASE_URL", raising=False)
+    assert main(["run", "pick up the red block", "--task", "stack_blocks_three", "--backend", "llm"]) == 2
+    assert "base URL" in capsys.readouterr().err
