@@ -47,3 +47,31 @@ def test_simworld_scene_is_a_function_of_the_seed() -> None:
 
     assert poses(100007) == poses(100007)
     assert poses(100007) != poses(100008)
+
+
+def test_library_objects_can_be_picked_with_the_world_skills() -> None:
+    from mallvi.sim_bridge.objects import make_bottle, make_bowl, make_can, make_mug
+    from mallvi.sim_bridge.randomization import table_pose
+    from mallvi.sim_bridge.scene_spec import SceneContents, SceneSpec
+
+    def build(scene: sapien.Scene, rng: np.random.Generator, z: float) -> SceneContents:
+        del rng
+        objs = [
+            make_can(scene, "can", table_pose(-0.18, -0.05, z)),
+            make_bowl(scene, "bowl", table_pose(0.18, -0.05, z)),
+            make_mug(scene, "mug", table_pose(-0.22, 0.07, z)),
+            make_bottle(scene, "bottle", table_pose(0.22, 0.07, z)),
+        ]
+        return SceneContents({o.name: o for o in objs}, "", {})
+
+    with SimWorld.create(SceneSpec("pick_probe", build), 1, render=False) as world:
+        world.settle()
+        for name, arm in (("can", "left"), ("bowl", "right"), ("mug", "left"), ("bottle", "right")):
+            z0 = float(world.objects[name].pose.p[2])
+            grasp = world.skills.grasp_actor(name, arm)
+            assert grasp.ok, f"{name}: {grasp.message}"
+            lift = world.skills.move_by_displacement(arm, z=0.05)
+            assert lift.ok, f"{name}: {lift.message}"
+            assert float(world.objects[name].pose.p[2]) - z0 > 0.04, f"{name} was not lifted with the gripper"
+            assert world.skills.open_gripper(arm).ok
+            world.settle()
