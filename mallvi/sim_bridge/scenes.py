@@ -127,7 +127,7 @@ def _blocks(
 def _meta(objects: dict[str, SimObject], regions: Sequence[Region], table_top_z: float, **extra: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "task_objects": list(objects),
-        "regions": {n: r.as_tuple() for n, r in zip(objects, regions, strict=False)},
+        "regions": {n: r.as_tuple() for n, r in zip(objects, regions, strict=True)},
         "table_top_z": table_top_z,
     }
     meta.update(extra)

@@ -18,9 +18,8 @@ from mallvi.sim_bridge.scene_spec import SimObject
 _QUARTER = (0.0, math.pi / 2, math.pi, -math.pi / 2)
 
 
-def _side_ring(z_m: float, radius_m: float = 0.0) -> list[sapien.Pose]:
-    """Four horizontal grasps at height ``z_m`` approaching from -x, -y, +x, +y (towards the axis)."""
-    del radius_m  # the grasp centre is on the axis; kept for readability at call sites
+def _side_ring(z_m: float) -> list[sapien.Pose]:
+    """Four horizontal grasps centred on the axis at height ``z_m``, approaching from -x, -y, +x, +y."""
     return [side_grasp((0.0, 0.0, z_m), a) for a in _QUARTER]
 
 
