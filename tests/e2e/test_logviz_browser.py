@@ -191,6 +191,8 @@ def test_a_real_controller_run_shows_its_steps(page: Page, server: _Server) -> N
     expect(page.locator("#step-title")).to_have_text("grounder #1")
     expect(page.locator("#step-image-0")).to_be_visible()
     expect(page.locator(".overlay-list").first).to_contain_text("box: red block")
+    # the Descriptor's scene memory in the state is drawn as a graph
+    expect(page.locator("#scene-graph .js-plotly-plot")).to_contain_text("red_block")
     _shot(page, "real_run_grounder.png")
 
 

@@ -130,3 +130,30 @@ def test_bench_results_parse_in_several_shapes_and_paper_numbers_come_from_ancho
     paper = paper_numbers("planning", ["stack_blocks_three"])
     assert paper["GPT-5"]["stack_blocks_three"] is not None
     assert paper_numbers("no-such-tier", ["x"]) == {}
+
+
+def test_scene_graph_one_labelled_edge_per_pair_read_from_the_pair_s_first_object() -> None:
+    from mallvi.logviz.components.scene_graph import scene_graph_figure, scene_graph_in
+
+    state = {
+        "scene": {
+            "objects": [
+                {"id": "red_block", "position_m": [0.0, 0.0, 0.76]},
+                {"id": "green_block", "position_m": [0.1, 0.0, 0.76]},
+                {"id": "blue cube"},
+            ],
+            "relations": [
+                {"relation": "right_of", "args": ["green_block", "red_block"]},
+                {"relation": "left_of", "args": ["red_block", "green_block"]},
+                ["blue cube", "touching", "red_block"],
+            ],
+        }
+    }
+    graph = scene_graph_in(state)
+    assert graph is not None and len(graph["objects"]) == 3
+    fig = scene_graph_figure(graph["objects"], graph["relations"])
+    (labels,) = [t.text for t in fig.data if t.mode == "text"]
+    assert sorted(labels) == ["right_of", "touching"]
+    (nodes,) = [t for t in fig.data if t.mode == "markers+text"]
+    assert list(nodes.text) == ["red_block", "green_block", "blue cube"]
+    assert (nodes.x[0], nodes.y[0]) == (0.0, 0.0)  # placed at its world x/y

@@ -16,7 +16,7 @@ def scene_graph_figure(objects: list[dict[str, Any]], relations: list[Any]) -> g
     pos: dict[str, tuple[float, float]] = {}
     unplaced = [o for o in objects if not _xy(o)]
     for i, obj in enumerate(objects):
-        name = str(obj.get("name", f"object {i}"))
+        name = object_name(obj, i)
         xy = _xy(obj)
         if xy is None:
             k = unplaced.index(obj)
@@ -25,16 +25,18 @@ def scene_graph_figure(objects: list[dict[str, Any]], relations: list[Any]) -> g
         pos[name] = xy
     fig = go.Figure()
     label_x, label_y, label_text = [], [], []
-    edges: dict[tuple[str, str], list[str]] = {}  # one edge per object pair, all its relations on it
+    edges: dict[tuple[str, str], list[tuple[str, str]]] = {}  # one edge per object pair: (subject, relation)
     for rel in relations:
         parsed = _relation(rel)
         if parsed is None:
             continue
         subject, relation, target = parsed
         if subject in pos and target in pos:
-            edges.setdefault((subject, target), []).append(relation)
-    for (subject, target), rels in edges.items():
-        relation = ", ".join(rels)
+            pair = (subject, target) if subject <= target else (target, subject)
+            edges.setdefault(pair, []).append((subject, relation))
+    for (subject, target), statements in edges.items():
+        # the label reads from the pair's first object; a statement made the other way round is turned around
+        relation = " / ".join(dict.fromkeys(rel if who == subject else _inverse(rel) for who, rel in statements))
         (x0, y0), (x1, y1) = pos[subject], pos[target]
         fig.add_trace(
             go.Scatter(
@@ -84,6 +86,47 @@ def scene_graph_figure(objects: list[dict[str, Any]], relations: list[Any]) -> g
     return fig
 
 
+def scene_graph_in(value: Any, depth: int = 3) -> dict[str, Any] | None:
+    """A scene graph inside a node's inputs or outputs: a mapping with an ``objects`` list of mappings, some with
+    ``position_m`` (e.g. the Descriptor's ``SceneMemory``), with its ``relations`` if any."""
+    if depth < 0 or not isinstance(value, dict):
+        return None
+    objects = value.get("objects")
+    if (
+        isinstance(objects, list)
+        and all(isinstance(o, dict) for o in objects)
+        and any("position_m" in o for o in objects)
+    ):
+        relations = value.get("relations")
+        return {"objects": objects, "relations": relations if isinstance(relations, list) else []}
+    for child in value.values():
+        found = scene_graph_in(child, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
+_INVERSE = {
+    "left_of": "right_of",
+    "right_of": "left_of",
+    "in_front_of": "behind",
+    "behind": "in_front_of",
+    "front": "behind",
+    "on": "under",
+    "under": "on",
+    "near": "near",
+}
+
+
+def _inverse(relation: str) -> str:
+    """ "B rel' A" for "A rel B"; a relation without a known inverse is shown reversed as "(rel)"."""
+    return _INVERSE.get(relation, f"({relation})⁻¹")
+
+
+def object_name(obj: dict[str, Any], i: int) -> str:
+    return str(obj.get("name") or obj.get("id") or obj.get("label") or f"object {i}")
+
+
 def _xy(obj: dict[str, Any]) -> tuple[float, float] | None:
     p = obj.get("position_m")
     if isinstance(p, list | tuple) and len(p) >= 2 and all(isinstance(c, int | float) for c in p[:2]):
@@ -93,7 +136,11 @@ def _xy(obj: dict[str, Any]) -> tuple[float, float] | None:
 
 def _relation(rel: Any) -> tuple[str, str, str] | None:
     if isinstance(rel, dict):
-        rel = [rel.get("subject"), rel.get("relation"), rel.get("object")]
+        args = rel.get("args")
+        if isinstance(args, list | tuple) and len(args) == 2:
+            rel = [args[0], rel.get("relation"), args[1]]
+        else:
+            rel = [rel.get("subject"), rel.get("relation"), rel.get("object")]
     if isinstance(rel, list | tuple) and len(rel) == 3 and all(r is not None for r in rel):
         return str(rel[0]), str(rel[1]), str(rel[2])
     return None
@@ -107,8 +154,8 @@ def _colour_of(name: str) -> str:
 
 
 def _hover(obj: dict[str, Any]) -> str:
-    parts = [f"<b>{obj.get('name')}</b>"]
-    for key in ("position_m", "extent_m"):
+    parts = [f"<b>{object_name(obj, 0)}</b>"]
+    for key in ("position_m", "extent_m", "size_m"):
         if obj.get(key) is not None:
             parts.append(f"{key}: {obj[key]}")
     return "<br>".join(parts)

@@ -8,7 +8,7 @@ from typing import Any
 from dash import dcc, html
 
 from mallvi.logviz.components.overlay import boxes_in_outputs, render_overlay
-from mallvi.logviz.components.scene_graph import scene_graph_figure
+from mallvi.logviz.components.scene_graph import scene_graph_figure, scene_graph_in
 from mallvi.logviz.reader import NodeExec, RunSummary
 
 _EVENT_TITLES = {
@@ -152,10 +152,14 @@ def _event_item(event: dict[str, Any]) -> html.Li:
 
 
 def _scene_graph_until(run: RunSummary, index: int) -> dict[str, Any] | None:
+    """The scene graph as of this step: a ``scene_graph`` event, else one found in a step's outputs/inputs."""
     for ex in reversed(run.node_execs[: index + 1]):
         for event in reversed(ex.events):
             if event.get("kind") == "scene_graph":
                 return event
+        found = scene_graph_in(ex.outputs) or (scene_graph_in(ex.inputs) if ex.index == index else None)
+        if found is not None:
+            return found
     return None
 
 
