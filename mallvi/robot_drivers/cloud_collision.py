@@ -42,6 +42,21 @@ def _sample_capsules(path: Sequence[Segment], step_m: float) -> tuple[NDArray[np
     return np.concatenate(points), np.concatenate(owners)
 
 
+def obstacle_points(cloud_world: NDArray[np.float64],
+                    ignore_boxes: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = (),
+                    floor_z_m: float | None = None) -> NDArray[np.float64]:
+    """The cloud points that count as obstacles: finite, above ``floor_z_m``, outside every ignore box
+    (centre, half extent)."""
+    cloud = np.asarray(cloud_world, dtype=float).reshape(-1, 3)
+    cloud = cloud[np.all(np.isfinite(cloud), axis=1)]
+    if floor_z_m is not None:
+        cloud = cloud[cloud[:, 2] > floor_z_m]
+    for centre, half in ignore_boxes:
+        inside = np.all(np.abs(cloud - np.asarray(centre, dtype=float)) <= np.asarray(half, dtype=float), axis=1)
+        cloud = cloud[~inside]
+    return cloud
+
+
 def first_cloud_hit(path: Sequence[Segment], cloud_world: NDArray[np.float64], radius_m: float,
                     ignore_boxes: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = (),
                     floor_z_m: float | None = None) -> tuple[int, NDArray[np.float64], float] | None:
@@ -50,13 +65,7 @@ def first_cloud_hit(path: Sequence[Segment], cloud_world: NDArray[np.float64], r
     Returns (waypoint index, the offending point, its distance) or None if the path is clear. NaN points are
     dropped; points inside an ignore box (centre, half extent) or at/below ``floor_z_m`` are not obstacles.
     """
-    cloud = np.asarray(cloud_world, dtype=float).reshape(-1, 3)
-    cloud = cloud[np.all(np.isfinite(cloud), axis=1)]
-    if floor_z_m is not None:
-        cloud = cloud[cloud[:, 2] > floor_z_m]
-    for centre, half in ignore_boxes:
-        inside = np.all(np.abs(cloud - np.asarray(centre, dtype=float)) <= np.asarray(half, dtype=float), axis=1)
-        cloud = cloud[~inside]
+    cloud = obstacle_points(cloud_world, ignore_boxes, floor_z_m)
     if len(cloud) == 0 or not path:
         return None
     samples, owners = _sample_capsules(path, step_m=max(radius_m / 2.0, 0.005))

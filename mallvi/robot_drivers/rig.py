@@ -37,6 +37,8 @@ class RigConfig:
         table_top_z_m: table height in the world frame; the guard keeps the grippers above it.
         dry_run: plan and check every command, send none (the arms are connected but not enabled).
         use_depth_cloud: check every end-effector path against the camera's depth point cloud.
+        use_mplib_planner: plan every move with mplib (screw motion on the Piper URDF, the depth cloud as an
+            octree obstacle) and send joint paths; otherwise the firmware follows end-effector targets.
         skills: motion settings of the skills.
         safety: guard limits; workspace boxes default to the guard's defaults.
     """
@@ -49,6 +51,7 @@ class RigConfig:
     table_top_z_m: float = 0.75
     dry_run: bool = False
     use_depth_cloud: bool = True
+    use_mplib_planner: bool = False
     skills: RigSkillsConfig = field(default_factory=RigSkillsConfig)
     safety: SafetyConfig | None = None
 
@@ -115,8 +118,13 @@ def make_real_rig(config: RigConfig, world_model: WorldModel,
     safety = config.safety or SafetyConfig(table_top_z_m=config.table_top_z_m,
                                            joint_limits_rad={"left": limits, "right": limits})
     cloud = (lambda: depth_to_world_points(camera.read())) if config.use_depth_cloud else None
-    skills: SkillAPI = RigSkills(dual, world_model, SafetyGuard(safety), config=_with_dry_run(config),
-                                 cloud_world=cloud)
+    planner = None
+    if config.use_mplib_planner:
+        from mallvi.robot_drivers.rig_planner import MplibRigPlanner
+
+        planner = MplibRigPlanner({side: c.base_pose_world for side, c in cfgs.items()})
+    skills: SkillAPI = RigSkills(dual, world_model, SafetyGuard(safety), planner=planner,
+                                 config=_with_dry_run(config), cloud_world=cloud)
     log.info("real rig ready (dry run: %s)", config.dry_run)
     return dual, camera, skills
 

@@ -31,6 +31,7 @@ from mallvi.robot_drivers.base import (
     WorldModel,
     parse_arm,
 )
+from mallvi.robot_drivers.cloud_collision import obstacle_points
 from mallvi.robot_drivers.rig_geometry import parse_pose_list, pose_from, straight_path, top_down_rotation
 from mallvi.robot_drivers.safety import SafetyGuard
 
@@ -87,15 +88,16 @@ class RigSkills:
         dual_arm: the two arms (e.g. two PiperArm); arms must implement ``follow_ee_path``.
         world_model: resolves object names to perceived positions and sizes.
         guard: the safety guard in front of every motion.
-        planner: optional joint-space planner hook ``(side, ee_path, q_start) -> joint path | reason``; when
-            given, paths are sent as joint paths (``follow_joint_path``) after the guard's joint-path check.
+        planner: optional joint-space planner hook ``(side, ee_path, q_start, dt_s) -> joint path | reason``
+            (e.g. ``MplibRigPlanner``); when given, moves are sent as joint paths (``follow_joint_path``) after
+            the guard's joint-path check.
         cloud_world: optional callable returning the current obstacle point cloud (N×3, world frame).
     """
 
     dual_arm: DualArm
     world_model: WorldModel
     guard: SafetyGuard
-    planner: Callable[[ArmSide, list[Pose], NDArray[np.float64]], NDArray[np.float64] | str] | None = None
+    planner: Callable[[ArmSide, list[Pose], NDArray[np.float64], float], NDArray[np.float64] | str] | None = None
     config: RigSkillsConfig = field(default_factory=RigSkillsConfig)
     cloud_world: Callable[[], NDArray[np.float64]] | None = None
     _held: dict[str, _Held] = field(default_factory=dict)
@@ -126,11 +128,17 @@ class RigSkills:
         if why is None:
             other = self._other_pose(side)
             why = next((w for p in path if (w := self.guard.check_clearance(side, p, other)) is not None), None)
-        if why is None and self.cloud_world is not None:
-            why = self.guard.check_path_against_cloud(side, path, self.cloud_world(), ignore_boxes=ignore)
+        cloud = self.cloud_world() if self.cloud_world is not None and why is None else None
+        if cloud is not None:
+            why = self.guard.check_path_against_cloud(side, path, cloud, ignore_boxes=ignore)
         joint_path = None
         if why is None and self.planner is not None:
-            planned = self.planner(side, path, self.dual_arm.arm(side).joint_positions_rad())
+            set_cloud = getattr(self.planner, "set_point_cloud", None)
+            if cloud is not None and callable(set_cloud):  # the planner sees the same obstacles as the guard
+                cfg = self.guard.config
+                floor = None if cfg.table_top_z_m is None else cfg.table_top_z_m + cfg.table_margin_m
+                set_cloud(obstacle_points(cloud, ignore, floor))
+            planned = self.planner(side, path, self.dual_arm.arm(side).joint_positions_rad(), dt_s)
             if isinstance(planned, str):
                 why = f"planning failed: {planned}"
             else:
