@@ -14,6 +14,8 @@ from mallvi.robot_drivers.base import ArmSide, Pose
 
 Script = Callable[[ExpertContext], None]
 LIFT_M = 0.10
+#: the held object is let go this far above its target (it drops the rest)
+RELEASE_ABOVE_M = 0.015
 
 
 class Hands:
@@ -25,6 +27,7 @@ class Hands:
         self.tcp_m = float(world.embodiment.tcp_offset_m)
         self.pose: dict[ArmSide, list[float]] = {s: world.arms[s].ee_pose().as_list() for s in ("left", "right")}
         self.grip: dict[ArmSide, float] = {s: 1.0 for s in ("left", "right")}
+        self.home: dict[ArmSide, list[float]] = {s: list(p) for s, p in self.pose.items()}
 
     def send(self) -> bool:
         a = [*self.pose["left"], self.grip["left"], *self.pose["right"], self.grip["right"]]
@@ -36,6 +39,46 @@ class Hands:
         p = T[:3, 3] - (self.tcp_m + back_m) * T[:3, 0]
         return Pose.from_matrix(_with_p(T, p)).as_list()
 
+    def reachable(self, arm: ArmSide, pose: list[float]) -> bool:
+        """Whether ``arm`` has an IK solution for the EE pose ``[x, y, z, qw, qx, qy, qz]``."""
+        world: Any = self.c.world
+        sol, _ = world.planners[arm].ik(Pose.from_arrays(pose[:3], pose[3:]), world.arms[arm].joint_positions_rad())
+        return sol is not None
+
+    def grasp_frames(self, obj: str) -> list[NDArray[np.float64]]:
+        """The object's grasp frames (4×4, x = approach) and their 180° turns about the approach axis."""
+        o = self.c.world.objects[obj]
+        out = []
+        for k in sorted(k for k in o.local_points if k.startswith("cp")):
+            T = np.asarray(o.point_world(k).to_transformation_matrix())
+            out.append(T)
+            flipped = T.copy()
+            flipped[:3, 1:3] = -T[:3, 1:3]
+            out.append(flipped)
+        return out
+
+    def plan_pick(self, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None) -> list[list[float]] | None:
+        """EE poses [pre-grasp, grasp, lifted, above target, at target] for the first grasp frame whose every pose
+        the arm can reach (the target poses only when ``target_fp0`` is given)."""
+        fp0 = point(self.c.world, obj, "fp0")
+        for T in self.grasp_frames(obj):
+            if T[2, 0] > -0.5:  # only grasps from above
+                continue
+            poses = []
+            for back in (0.10, 0.0):
+                Tb = T.copy()
+                Tb[:3, 3] = T[:3, 3] - (self.tcp_m + back) * T[:3, 0]
+                poses.append(Pose.from_matrix(Tb).as_list())
+            grasp = np.asarray(poses[1][:3])
+            poses.append([*up(grasp, LIFT_M), *poses[1][3:]])
+            if target_fp0 is not None:
+                at = np.asarray(up(grasp + (np.asarray(target_fp0) - fp0), RELEASE_ABOVE_M))
+                poses.append([*up(at, LIFT_M), *poses[1][3:]])
+                poses.append([*at.tolist(), *poses[1][3:]])
+            if all(self.reachable(arm, p) for p in poses):
+                return poses
+        return None
+
     def shift(self, arm: ArmSide, d: NDArray[np.float64] | list[float]) -> None:
         self.pose[arm] = [*(np.asarray(self.pose[arm][:3]) + np.asarray(d)).tolist(), *self.pose[arm][3:]]
 
@@ -46,33 +89,32 @@ def _with_p(T: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float6
     return out
 
 
-def _grasp(h: Hands, arm: ArmSide, obj: str, cp: str) -> bool:
+def _pick_place(h: Hands, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, release: bool = True) -> bool:
+    """Grasp ``obj`` from above and (with a target) set its bottom centre down there; False if any step failed."""
+    poses = h.plan_pick(arm, obj, target_fp0)
+    if poses is None:
+        h.c.trace.emit("error", where="expert", message=f"no reachable top-down grasp of {obj} for the {arm} arm")
+        return False
     h.grip[arm] = 1.0
-    h.pose[arm] = h.ee_for_grasp(obj, cp, 0.10)
-    if not h.send():
-        return False
-    h.pose[arm] = h.ee_for_grasp(obj, cp, 0.0)
-    if not h.send():
-        return False
-    h.grip[arm] = 0.0
-    if not h.send():
-        return False
-    h.shift(arm, [0.0, 0.0, LIFT_M])
-    return h.send()
-
-
-def _carry_to(h: Hands, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64], release: bool = True) -> bool:
-    """Move the held object so its bottom centre reaches ``target_fp0`` (from above), then let go and rise."""
-    d = np.asarray(target_fp0) - point(h.c.world, obj, "fp0")
-    h.shift(arm, np.asarray(up(d, LIFT_M)))
-    if not h.send():
-        return False
-    h.shift(arm, [0.0, 0.0, -LIFT_M + 0.005])
-    if not h.send() or not release:
+    for i, pose in enumerate(poses):
+        h.pose[arm] = pose
+        if i == 2:  # close before lifting
+            h.grip[arm] = 0.0
+            h.pose[arm] = poses[1]
+            if not h.send():
+                return False
+            h.pose[arm] = pose
+        if not h.send():
+            return False
+    if target_fp0 is None or not release:
         return True
     h.grip[arm] = 1.0
-    h.send()
-    h.shift(arm, [0.0, 0.0, LIFT_M])
+    if not h.send():
+        return False
+    h.pose[arm] = poses[3]
+    if not h.send():
+        return False
+    h.pose[arm] = h.home[arm]  # out of the other arm's way
     return h.send()
 
 
@@ -80,37 +122,35 @@ def _near(c: ExpertContext, obj: str) -> ArmSide:
     return "left" if pos(c.world, obj)[0] < 0 else "right"
 
 
-def _best_cp(c: ExpertContext, obj: str) -> str:
-    """The top-down grasp frame whose finger axis is closest to world x (easiest wrist pose)."""
-    cps = [k for k in c.world.objects[obj].local_points if k.startswith("cp")]
-    best, best_score = cps[0], -1.0
-    for k in cps:
-        T = np.asarray(c.world.objects[obj].point_world(k).to_transformation_matrix())
-        if T[2, 0] > -0.9:  # not approaching from above
-            continue
-        score = abs(float(T[0, 1]))
-        if score > best_score:
-            best, best_score = k, score
-    return best
-
-
 def stack_blocks_two(c: ExpertContext) -> None:
     h = Hands(c)
     z0 = c.world.table_top_z
     first, second = sorted(("red_block", "green_block"), key=lambda n: abs(float(pos(c.world, n)[0])))
-    arm = _near(c, first)
-    if _grasp(h, arm, first, _best_cp(c, first)):
-        _carry_to(h, arm, first, np.array([0.0, -0.13, z0]))
-    arm2 = _near(c, second)
-    if _grasp(h, arm2, second, _best_cp(c, second)):
-        _carry_to(h, arm2, second, np.asarray(up(pos(c.world, first), 0.05)))
+    _pick_place(h, _near(c, first), first, np.array([0.0, -0.13, z0]))
+    _pick_place(h, _near(c, second), second, np.asarray(up(pos(c.world, first), 0.05)))
 
 
 def grab_roller(c: ExpertContext) -> None:
     h = Hands(c)
-    for back in (0.10, 0.0):
-        h.pose["left"] = h.ee_for_grasp("roller", "cp0", back)
-        h.pose["right"] = h.ee_for_grasp("roller", "cp1", back)
+    frames: dict[ArmSide, list[list[float]]] = {}
+    for arm, cp in (("left", "cp0"), ("right", "cp1")):
+        side: ArmSide = "left" if arm == "left" else "right"
+        for T in h.grasp_frames("roller"):
+            if np.linalg.norm(T[:3, 3] - h.c.world.objects["roller"].point_world(cp).p) > 1e-6:
+                continue
+            poses = []
+            for back in (0.10, 0.0):
+                Tb = T.copy()
+                Tb[:3, 3] = T[:3, 3] - (h.tcp_m + back) * T[:3, 0]
+                poses.append(Pose.from_matrix(Tb).as_list())
+            if all(h.reachable(side, p) for p in poses):
+                frames[side] = poses
+                break
+    if len(frames) < 2:
+        c.trace.emit("error", where="expert", message=f"roller grasps reachable only for {sorted(frames)}")
+        return
+    for i in (0, 1):
+        h.pose["left"], h.pose["right"] = frames["left"][i], frames["right"][i]
         h.send()
     h.grip["left"] = h.grip["right"] = 0.0
     h.send()
@@ -121,17 +161,14 @@ def grab_roller(c: ExpertContext) -> None:
 
 def place_object_scale(c: ExpertContext) -> None:
     h = Hands(c)
-    arm = _near(c, "object")
-    if _grasp(h, arm, "object", _best_cp(c, "object")):
-        _carry_to(h, arm, "object", np.asarray(up(point(c.world, "scale", "top"), 0.002)))
+    _pick_place(h, _near(c, "object"), "object", np.asarray(up(point(c.world, "scale", "top"), 0.002)))
 
 
 def place_burger_fries_ee(c: ExpertContext) -> None:
     h = Hands(c)
     for obj, arm, drop in (("burger", "left", "drop_left"), ("fries", "right", "drop_right")):
         side: ArmSide = "left" if arm == "left" else "right"
-        if _grasp(h, side, obj, _best_cp(c, obj)):
-            _carry_to(h, side, obj, np.asarray(up(point(c.world, "tray", drop), 0.005)))
+        _pick_place(h, side, obj, np.asarray(up(point(c.world, "tray", drop), 0.005)))
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
@@ -139,10 +176,9 @@ def place_bread_skillet_ee(c: ExpertContext) -> None:
     h = Hands(c)
     pan_arm = _near(c, "skillet")
     bread_arm: ArmSide = "right" if pan_arm == "left" else "left"
-    if not _grasp(h, pan_arm, "skillet", "cp0"):
+    if not _pick_place(h, pan_arm, "skillet", None):
         return
-    if _grasp(h, bread_arm, "bread", _best_cp(c, "bread")):
-        _carry_to(h, bread_arm, "bread", np.asarray(up(point(c.world, "skillet", "center"), 0.03)))
+    _pick_place(h, bread_arm, "bread", np.asarray(up(point(c.world, "skillet", "center"), 0.03)))
 
 
 FINE_SCRIPTS: dict[str, Script] = {
