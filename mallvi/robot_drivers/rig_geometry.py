@@ -53,3 +53,19 @@ def straight_path(start: Pose, goal: Pose, step_m: float, step_rad: float = math
     fractions = np.linspace(0.0, 1.0, n + 1)[1:]
     rots = Slerp([0.0, 1.0], ends)(fractions)
     return [pose_from(start.p + s * (goal.p - start.p), r.as_matrix()) for s, r in zip(fractions, rots, strict=True)]
+
+
+def reachable_yaw(base_pose_world: Pose, target: NDArray[np.float64], yaw_rad: float) -> float:
+    """Of the two equivalent finger directions (yaw, yaw + pi) of a top-down grasp, the one nearer the arm's
+    natural finger direction (its base y axis turned by joint 1 towards the target), which keeps the last wrist
+    joint near the middle of its range."""
+    T = base_pose_world.as_matrix()
+    p_base = np.linalg.inv(T) @ np.array([*np.asarray(target, dtype=float)[:3], 1.0])
+    joint1 = math.atan2(p_base[1], p_base[0])
+    natural = T[:3, :3] @ np.array([-math.sin(joint1), math.cos(joint1), 0.0])
+    preferred = math.atan2(natural[1], natural[0])
+
+    def gap(a: float) -> float:
+        return abs((a - preferred + math.pi) % (2 * math.pi) - math.pi)
+
+    return min((yaw_rad, yaw_rad + math.pi), key=gap)

@@ -32,7 +32,13 @@ from mallvi.robot_drivers.base import (
     parse_arm,
 )
 from mallvi.robot_drivers.cloud_collision import obstacle_points
-from mallvi.robot_drivers.rig_geometry import parse_pose_list, pose_from, straight_path, top_down_rotation
+from mallvi.robot_drivers.rig_geometry import (
+    parse_pose_list,
+    pose_from,
+    reachable_yaw,
+    straight_path,
+    top_down_rotation,
+)
 from mallvi.robot_drivers.safety import SafetyGuard
 
 log = logging.getLogger(__name__)
@@ -400,22 +406,8 @@ class RigSkills:
         return self._run(body)
 
     def _reachable_yaw(self, side: ArmSide, target: NDArray[np.float64], yaw_rad: float) -> float:
-        """Of the two equivalent finger directions (yaw, yaw + pi) pick the one nearer the arm's natural
-        top-down finger direction (base y turned by joint 1 towards the target), keeping the wrist's last
-        joint near the middle of its range. Arms that do not expose ``base_pose_world`` keep ``yaw_rad``."""
         base = getattr(self.dual_arm.arm(side), "base_pose_world", None)
-        if not isinstance(base, Pose):
-            return yaw_rad
-        T = base.as_matrix()
-        p_base = np.linalg.inv(T) @ np.array([*target[:3], 1.0])
-        joint1 = math.atan2(p_base[1], p_base[0])
-        natural = T[:3, :3] @ np.array([-math.sin(joint1), math.cos(joint1), 0.0])
-        preferred = math.atan2(natural[1], natural[0])
-
-        def gap(a: float) -> float:
-            return abs((a - preferred + math.pi) % (2 * math.pi) - math.pi)
-
-        return min((yaw_rad, yaw_rad + math.pi), key=gap)
+        return reachable_yaw(base, target, yaw_rad) if isinstance(base, Pose) else yaw_rad
 
     # ---- small helpers ---------------------------------------------------------------------------------------
     def _result(self, why: str | None, side: ArmSide) -> SkillResult:
