@@ -106,9 +106,9 @@ class RigSkills:
     planner: Callable[[ArmSide, list[Pose], NDArray[np.float64], float], NDArray[np.float64] | str] | None = None
     config: RigSkillsConfig = field(default_factory=RigSkillsConfig)
     cloud_world: Callable[[], NDArray[np.float64]] | None = None
-    _held: dict[str, _Held] = field(default_factory=dict)
-    _virtual: dict[str, Pose] = field(default_factory=dict)
-    _virtual_gripper: dict[str, float] = field(default_factory=dict)
+    _held: dict[str, _Held] = field(default_factory=dict, init=False, repr=False)
+    _virtual: dict[str, Pose] = field(default_factory=dict, init=False, repr=False)
+    _virtual_gripper: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
     # ---- motion core -----------------------------------------------------------------------------------------
     def _current(self, side: ArmSide) -> Pose:
