@@ -53,8 +53,8 @@ class MiniState(TypedDict):
 
 def draw_scene(cubes: dict[str, tuple[tuple[int, int], tuple[int, int, int], Any]], gripper: bool) -> np.ndarray:
     """A synthetic head-camera frame (RGB): table, cubes, optionally a gripper shadow."""
-    img = np.full((H, W, 3), (205, 195, 180), np.uint8)
-    cv2.rectangle(img, (20, 60), (300, 230), (150, 120, 95), -1)
+    img = np.full((H, W, 3), (180, 190, 200), np.uint8)
+    cv2.rectangle(img, (20, 60), (300, 230), (95, 125, 160), -1)
     for (u, v), bgr, _ in cubes.values():
         cv2.rectangle(img, (u - HALF_PX, v - HALF_PX), (u + HALF_PX, v + HALF_PX), bgr, -1)
         cv2.rectangle(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mallvi.logviz.capture import find_verdict
 from mallvi.logviz.trace import parse_event_line
 
 log = logging.getLogger(__name__)
@@ -274,8 +275,6 @@ def _finish(run: RunSummary, events: list[dict[str, Any]]) -> None:
 def _verdict_from_outputs(outputs: Any) -> dict[str, Any] | None:
     if not isinstance(outputs, dict):
         return None
-    from mallvi.logviz.capture import find_verdict
-
     return find_verdict(outputs)
 
 

@@ -15,7 +15,8 @@ from PIL import Image, ImageDraw
 
 log = logging.getLogger(__name__)
 
-PALETTE = [(255, 64, 64), (64, 200, 64), (64, 128, 255), (255, 190, 0), (200, 64, 255), (0, 210, 210)]
+#: high-visibility colours that do not look like the benchmark's red/green/blue/yellow/black objects
+PALETTE = [(0, 229, 255), (255, 0, 255), (255, 235, 59), (255, 145, 0), (255, 255, 255), (118, 255, 3)]
 MASK_ALPHA = 0.45
 
 
@@ -87,9 +88,13 @@ def render_overlay(
             continue
         x1, y1, x2, y2, label, score = parsed
         colour = _colour(label, labels)
+        draw.rectangle((x1 - 1, y1 - 1, x2 + 1, y2 + 1), outline=(0, 0, 0), width=1)
         draw.rectangle((x1, y1, x2, y2), outline=colour, width=2)
         text = f"{label} {score:.2f}" if score is not None else label
-        draw.text((x1 + 2, max(0.0, y1 - 11)), text, fill=colour)
+        tx, ty = x1, max(0.0, y1 - 12)
+        left, top, right, bottom = draw.textbbox((tx + 2, ty), text)
+        draw.rectangle((left - 2, top - 1, right + 2, bottom + 1), fill=(0, 0, 0))
+        draw.text((tx + 2, ty), text, fill=colour)
         captions.append(f"box: {text} [{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]")
     for point in meta.get("grasp_points") or []:
         parsed_point = _parse_grasp(point)
