@@ -42,6 +42,7 @@ def create_app(root: str | Path, poll_ms: int = 1000) -> Dash:
         assets_folder=str(ASSETS),
         suppress_callback_exceptions=True,
         update_title="",
+        enable_mcp=False,  # no model-context endpoint, whatever the environment says
     )
     app.layout = html.Div(
         [
