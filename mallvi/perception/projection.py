@@ -1,8 +1,10 @@
 """From pixels and masks to world-frame 3D: pinhole back-projection, robust centres and extents.
 
 A block seen from above shows its top face and one or two side faces. Its centre is estimated as:
-x/y = mean of the top-face points (the points within ``top_band_m`` of the highest robust z), z = midway between
-the top z and the bottom z (lowest robust z of the mask, or the support plane when the sides are not visible).
+x/y = centre of the oriented rectangle bounding the mask's 3D points in the xy-plane (every visible face of a box
+projects into its footprint, so this holds when its top is hidden under a stacked object), z = midway between
+the top z (the highest well-populated level) and the bottom z (lowest robust z of the mask, or the support plane
+when the object rests on it).
 """
 
 from __future__ import annotations
@@ -103,6 +105,45 @@ def wrap_half_turn(angle_rad: float) -> float:
     return np.pi / 2 if r <= -np.pi / 2 + 1e-12 else r
 
 
+def footprint(xy: NDArray[np.float64], trim_pct: float = 1.0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Centre and side lengths of the oriented rectangle bounding ``xy`` (percentile-trimmed against outliers).
+
+    A box's visible faces all project into its footprint, so even when its top is hidden (an object stacked on
+    it) the side faces' points still span the footprint's near edges and the rectangle recovers its centre.
+    """
+    if xy.shape[0] < 3:
+        c = xy.mean(axis=0) if xy.shape[0] else np.zeros(2)
+        return c, np.zeros(2)
+    (_, _), (_, _), angle_deg = cv2.minAreaRect((xy * 1000.0).astype(np.float32))
+    a = np.deg2rad(angle_deg)
+    R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    local = xy @ R  # coordinates along the rectangle's axes
+    lo = np.percentile(local, trim_pct, axis=0)
+    hi = np.percentile(local, 100.0 - trim_pct, axis=0)
+    return R @ (0.5 * (lo + hi)), hi - lo
+
+
+def _hidden_depth_correction(
+    c_xy: NDArray[np.float64], sides: NDArray[np.float64], xy: NDArray[np.float64], height_m: float,
+    cam_xy: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Push a flat footprint away from the camera when it is only the front face of a hidden-top box.
+
+    When the points span a thin strip (short side < 0.6 x long side) that is at least 0.6 x as tall as it is
+    wide, the camera sees one vertical face and nothing behind it (the top is covered, e.g. by a stacked block).
+    The box is then assumed as deep as it is wide, and the centre moves half that depth away from the camera.
+    """
+    long_m, short_m = float(max(sides)), float(min(sides))
+    if long_m <= 0 or short_m >= 0.6 * long_m or height_m < 0.6 * long_m:
+        return c_xy
+    centred = xy - xy.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    normal = vt[-1]  # across the strip
+    if float(np.dot(normal, c_xy - cam_xy)) < 0:
+        normal = -normal
+    return np.asarray(c_xy + normal * 0.5 * (long_m - short_m), dtype=float)
+
+
 def _top_level(z: NDArray[np.float64], band_m: float) -> float:
     """The height of the highest well-populated level: the median of the points near the 98th percentile."""
     hi = float(np.percentile(z, 98))
@@ -134,10 +175,15 @@ def mask_geometry(
     top = pts[np.abs(z - z_top) <= band]
     if top.shape[0] < 3:
         top = pts[z >= z_top - top_band_m]
-    x_c, y_c = float(np.mean(top[:, 0])), float(np.mean(top[:, 1]))
     z_bottom = z_low
     if table_z is not None and z_top - top_band_m > table_z and z_low - table_z < rest_snap_m:
         z_bottom = table_z  # it rests on the support plane (its lowest visible rows are hidden or eroded)
+    body = pts[pts[:, 2] > z_bottom + 0.003]
+    if body.shape[0] < 10:
+        body = pts
+    c_xy, sides = footprint(body[:, :2])
+    c_xy = _hidden_depth_correction(c_xy, sides, body[:, :2], z_top - z_bottom, obs.T_world_cam[:2, 3])
+    x_c, y_c = float(c_xy[0]), float(c_xy[1])
     lo_xy = np.percentile(pts[:, :2], 2, axis=0)
     hi_xy = np.percentile(pts[:, :2], 98, axis=0)
     t_lo = np.percentile(top[:, :2], 1, axis=0)

@@ -4,8 +4,9 @@ Rejects what is not a table-top object: with depth, pixels must stand at least `
 support plane (so the table and shadows on it are ignored), a component's 3D size must stay below
 ``max_size_m`` and its lowest visible point within ``max_rest_height_m`` of the table (robot links, walls);
 components cut by the image border are dropped (robot links entering the view; an object cut by the edge
-cannot be localised whole). Shape: few polygon corners or a full minimum-area rectangle -> "block",
-a smooth round outline -> "round", else the colour alone ("object").
+cannot be localised whole).
+Shape: a smooth outline (>= 8 corners at 2 % of the perimeter, circularity >= 0.78) -> "round"; at most 6
+corners at 4 % or a full minimum-area rectangle -> "block"; else the colour alone ("object").
 """
 
 from __future__ import annotations
@@ -63,13 +64,14 @@ def _shape(contour: NDArray[Any], area: float) -> tuple[str, float]:
     circularity = 4.0 * np.pi * area / perimeter**2
     hull_area = max(cv2.contourArea(cv2.convexHull(contour)), 1e-6)
     solidity = min(1.0, area / hull_area)
-    corners = len(cv2.approxPolyDP(contour, 0.04 * perimeter, True))
-    if corners <= 6 and solidity > 0.85:
+    fine = len(cv2.approxPolyDP(contour, 0.02 * perimeter, True))
+    coarse = len(cv2.approxPolyDP(contour, 0.04 * perimeter, True))
+    if fine >= 8 and circularity >= 0.78 and solidity > 0.9:
+        return "round", solidity
+    if coarse <= 6 and solidity > 0.6:  # a box outline has at most 6 corners (fewer when partly hidden)
         return "block", solidity
     if rectangularity >= 0.88:
         return "block", solidity
-    if circularity >= 0.78 and solidity > 0.9:
-        return "round", solidity
     return "object", solidity
 
 
