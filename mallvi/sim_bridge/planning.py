@@ -138,11 +138,16 @@ class ArmPlanner:
         T = self._planner.robot.get_base_pose().to_transformation_matrix() @ T_base_ee
         return Pose.from_matrix(T)
 
-    def ik(self, pose: Pose, q_start: NDArray[np.float64]) -> tuple[NDArray[np.float64] | None, str]:
-        """Collision-free joint positions reaching ``pose`` (closest to ``q_start``), or None and the reason."""
+    def ik(
+        self, pose: Pose, q_start: NDArray[np.float64], n_init: int = 40
+    ) -> tuple[NDArray[np.float64] | None, str]:
+        """Collision-free joint positions reaching ``pose`` (closest to ``q_start``), or None and the reason.
+
+        ``n_init`` random restarts are tried (fewer is faster and may miss awkward solutions).
+        """
         goal = self._planner.robot.get_base_pose().inv() * _mp_pose(pose)
         with contextlib.redirect_stdout(io.StringIO()):
-            status, q = self._planner.IK(goal, self._full(q_start), return_closest=True, n_init_qpos=40)
+            status, q = self._planner.IK(goal, self._full(q_start), return_closest=True, n_init_qpos=n_init)
         if status != "Success" or q is None:
             return None, f"no inverse-kinematics solution ({status})"
         return np.asarray(q, dtype=float)[self._arm_idx], "ok"

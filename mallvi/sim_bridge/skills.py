@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
+SIDE_GRASP_TILTS_DEG = (35, 55)  # extra tilted-down variants of side grasps
+CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
 _FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
 
 
@@ -92,6 +94,16 @@ class SimSkills:
                 T = cps[key].as_matrix()
                 frames.append((key, cps[key]))
                 frames.append((key + "_flipped", _with_rotation(T[:3, 3], T[:3, :3] @ _FLIP_ABOUT_X)))
+            # Side grasps (horizontal approach) are out of reach for pedestal-mounted arms below ~1 m; the same
+            # grasp tilted down about the finger axis closes on the same point and usually is reachable.
+            for key, frame in list(frames):
+                T = frame.as_matrix()
+                if abs(T[2, 0]) > 0.3:
+                    continue
+                sign = 1.0 if T[2, 2] >= 0 else -1.0
+                for tilt_deg in SIDE_GRASP_TILTS_DEG:
+                    R_tilt = Rotation.from_euler("y", sign * math.radians(tilt_deg)).as_matrix()
+                    frames.append((f"{key}_tilt{tilt_deg}", _with_rotation(T[:3, 3], T[:3, :3] @ R_tilt)))
             return frames
         # No contact points: four top-down grasps at the centre, finger axis along the object's x or y.
         T_obj = info.pose.as_matrix()
@@ -161,11 +173,11 @@ class SimSkills:
             if why is not None:
                 reasons.append(f"{key}: {why}")
                 continue
-            q_grasp, why = w.planners[side].ik(ee_grasp, q_now)
+            q_grasp, why = w.planners[side].ik(ee_grasp, q_now, n_init=CANDIDATE_IK_RESTARTS)
             if q_grasp is None:
                 reasons.append(f"{key}: grasp pose unreachable ({why})")
                 continue
-            q_pre, why = w.planners[side].ik(ee_pre, q_grasp)
+            q_pre, why = w.planners[side].ik(ee_pre, q_grasp, n_init=CANDIDATE_IK_RESTARTS)
             if q_pre is None:
                 reasons.append(f"{key}: pre-grasp pose unreachable ({why})")
                 continue
@@ -193,11 +205,14 @@ class SimSkills:
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
             push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
             w.faults.record(fault, "grasp", actor, w.sim_time_s)
+        giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
         name, why_hold = self._close_and_hold(side, gripper_pos, actor)
         if name is None:
             w.arms[side].set_gripper(1.0)
             self.motion.move(side, self._ee_for(frame, offset + pre_grasp_dis), "straight")
             return SkillResult.failure(f"grasp of {actor} failed: {why_hold}")
+        if giver is not None:
+            return SkillResult.success(grasp=key, object=actor, handover_from=giver)
         lift = w.arms[side].ee_pose()
         target = Pose((lift.position_m[0], lift.position_m[1], lift.position_m[2] + GRASP_LIFT_M), lift.quat_wxyz)
         why_lift = self.motion.move(side, target, "straight_then_free")
