@@ -133,6 +133,7 @@ class TraceCallbackHandler(BaseCallbackHandler):
     """
 
     raise_error = False  # a tracing problem must never stop the robot
+    run_inline = True  # in async runs too, so events keep their order (each is one short file write)
 
     def __init__(self, writer: TraceWriter, *, max_str: int = 2000, include_subgraphs: bool = False):
         self.writer = writer

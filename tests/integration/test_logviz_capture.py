@@ -135,3 +135,19 @@ def test_a_human_approval_interrupt_is_traced_as_interrupted(tmp_path: Path) -> 
     ends = [e for e in read_events(tmp_path) if e["kind"] == "node_end"]
     assert [e["outcome"] for e in ends] == ["interrupted"]
     assert not any(e["kind"] == "error" for e in read_events(tmp_path))
+
+
+def test_an_async_run_is_traced_the_same_way(tmp_path: Path) -> None:
+    import asyncio
+
+    graph = _build(_fake_llm(5), fail_times=1)
+    with TraceWriter(tmp_path) as writer:
+        asyncio.run(
+            graph.ainvoke(
+                {"subtask_index": 0, "attempts": {}, "answers": [], "verdicts": []},
+                config={"callbacks": [TraceCallbackHandler(writer)]},
+            )
+        )
+    run = load_run(tmp_path)
+    assert [ex.label for ex in run.node_execs] == ["thinker #1", "reflector #1", "thinker #2", "reflector #2"]
+    assert run.llm_calls == 2 and all(len(ex.llm_calls) == 1 for ex in run.node_execs if ex.node == "thinker")
