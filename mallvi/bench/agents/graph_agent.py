@@ -23,9 +23,9 @@ class GraphAgent:
         from mallvi.perception.pipeline import make_perception
 
         llm = LlmConfig.from_env(cfg.llm.get("base_url"), cfg.llm.get("model"), cfg.llm.get("vlm_model"))
-        self.run_cfg = RunConfig(
-            backend=cfg.backend, perception=cfg.perception, reflector=reflector, llm=llm  # type: ignore[arg-type]
-        )
+        backend = "llm" if cfg.backend == "llm" else "rules"
+        perception = {"sim": "sim", "neural": "neural"}.get(cfg.perception, "color")
+        self.run_cfg = RunConfig(backend=backend, perception=perception, reflector=reflector, llm=llm)  # type: ignore[arg-type]
         self.backends = make_backends(self.run_cfg)
         self.port = PipelinePort(make_perception(cfg.perception))
         self.reflector = reflector

@@ -1,0 +1,159 @@
+"""The single-planner baseline: one vision-language model plans every turn (the paper's own agent).
+
+It sees the head image and the task's hints, answers with the paper's describe-reason-plan JSON, and the
+benchmark loop executes the first ``chunk`` actions. Talks to any OpenAI-compatible endpoint via ChatOpenAI.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import io
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.bench.agents.base import PlanReply, TurnRecord
+from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.bench.tasks.grounding import GroundingTask
+
+log = logging.getLogger(__name__)
+
+MAX_OUTPUT_TOKENS = 4096
+
+
+class ReplyParseError(ValueError):
+    """The model's reply holds no usable JSON object."""
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The outermost JSON object in a model reply (code fences and surrounding prose are tolerated)."""
+    cleaned = re.sub(r"```(?:json)?", "", text).strip()
+    start, end = cleaned.find("{"), cleaned.rfind("}")
+    if start < 0 or end <= start:
+        raise ReplyParseError("the reply contains no JSON object")
+    body = cleaned[start : end + 1]
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as e:
+        try:  # Python-style dicts with single quotes, True/False/None
+            value = ast.literal_eval(body)
+        except (ValueError, SyntaxError):
+            raise ReplyParseError(f"the reply is not valid JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise ReplyParseError("the reply's top level is not a JSON object")
+    return value
+
+
+def plan_actions(reply: Mapping[str, Any], tier: str) -> list[Any]:
+    """``executable_plan`` as a list of actions (a JSON string inside the object is accepted too)."""
+    plan = reply.get("executable_plan")
+    if isinstance(plan, str):
+        plan = parse_json_array(plan)
+    if not isinstance(plan, list):
+        raise ReplyParseError("executable_plan must be a list of actions")
+    if tier == "fine":
+        for a in plan:
+            if not (isinstance(a, list) and len(a) == 16 and all(isinstance(v, int | float) for v in a)):
+                raise ReplyParseError("every fine-grained action must be a list of 16 numbers")
+    else:
+        if not all(isinstance(a, dict) for a in plan):
+            raise ReplyParseError("every action must be a JSON object")
+    return plan
+
+
+def parse_json_array(text: str) -> Any:
+    start, end = text.find("["), text.rfind("]")
+    if start < 0 or end <= start:
+        raise ReplyParseError("executable_plan holds no JSON array")
+    try:
+        return json.loads(text[start : end + 1])
+    except json.JSONDecodeError:
+        try:
+            return ast.literal_eval(text[start : end + 1])
+        except (ValueError, SyntaxError) as e:
+            raise ReplyParseError(f"executable_plan is not valid JSON: {e}") from None
+
+
+def png_data_url(rgb: NDArray[np.uint8]) -> str:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+class SingleAgent:
+    """One model, temperature 0, up to 4096 output tokens; implements ``Planner`` and ``GroundingAnswerer``."""
+
+    name = "single"
+
+    def __init__(self, chat: Any, model: str) -> None:
+        self.chat = chat
+        self.model = model
+
+    @staticmethod
+    def from_config(cfg: BenchConfig) -> SingleAgent:
+        from langchain_openai import ChatOpenAI
+
+        model = cfg.llm.get("vlm_model") or cfg.llm.get("model") or "gpt-4o-mini"
+        chat = ChatOpenAI(
+            model=model, base_url=cfg.llm["base_url"], api_key=os.environ.get("OPENAI_API_KEY") or "unused",  # type: ignore[arg-type]
+            temperature=0, max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=float(cfg.llm.get("timeout_s", 120)),
+            max_retries=3,
+        )  # fmt: skip
+        return SingleAgent(chat, model)
+
+    # -- Planner -----------------------------------------------------------------------------------------------
+    def reset(self, task: BenchTask, world: BenchWorld) -> None:
+        """Nothing to reset: every turn's prompt carries the state the model needs."""
+
+    def plan(self, task: BenchTask, world: BenchWorld, history: Sequence[TurnRecord], turn: int) -> PlanReply:
+        instruction = getattr(world, "instruction", "") or task.instruction
+        text = planning_prompt(task.name, instruction, task.tier, task.chunk, task.hints(world), history)
+        raw = self._ask(text, world)
+        try:
+            return PlanReply(plan_actions(parse_json_object(raw), task.tier), raw=raw)
+        except ReplyParseError as e:
+            return PlanReply([], raw=raw, error=str(e))
+
+    # -- GroundingAnswerer -------------------------------------------------------------------------------------
+    def answer(self, task: BenchTask, world: BenchWorld, attempt: int) -> Mapping[str, str | None] | None:
+        if not isinstance(task, GroundingTask):
+            raise TypeError(f"{task.name} is not a grounding task")
+        blocks = list(task.blocks_x(world))
+        raw = self._ask(grounding_prompt(blocks), world)
+        try:
+            reply = parse_json_object(raw)
+        except ReplyParseError:
+            return None
+        results = reply.get("results")
+        if not isinstance(results, list):
+            return None
+        out: dict[str, str | None] = dict.fromkeys(blocks)
+        for item in results:
+            if isinstance(item, dict):
+                name = str(item.get("object", "")).strip().strip("()").lower()
+                arm = str(item.get("use_arm", "")).strip().lower()
+                if name in out and arm in ("left", "right"):
+                    out[name] = arm
+        return out
+
+    def _ask(self, text: str, world: BenchWorld) -> str:
+        from langchain_core.messages import HumanMessage
+
+        content: list[str | dict[str, Any]] = [{"type": "text", "text": text}]
+        content.append({"type": "image_url", "image_url": {"url": png_data_url(world.observe("head").rgb)}})
+        t0 = time.perf_counter()
+        reply = self.chat.invoke([HumanMessage(content=content)])
+        log.debug("single agent: %.2f s", time.perf_counter() - t0)
+        return reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
