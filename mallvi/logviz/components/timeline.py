@@ -68,6 +68,7 @@ def timeline_figure(run: RunSummary) -> go.Figure:
                 text=[ex.label for ex in execs],
                 textposition="inside",
                 textangle=0,
+                textfont={"color": "#102027"},  # dark: readable on the bars and where a label overflows a short bar
                 insidetextanchor="middle",
                 marker={"color": colour, "line": {"color": "#263238", "width": 1}},
                 hovertext=[_hover(ex, d) for ex, d in zip(execs, durations, strict=True)],
@@ -138,9 +139,12 @@ def _route_annotations(run: RunSummary, row: dict[str, int], t0: float, t_now: f
                 "arrowhead": 3,
                 "arrowwidth": 2,
                 "arrowcolor": "#d84315",
-                "text": f"retry {nxt.node}: {why}",
+                "text": f"retry {nxt.node}",
+                "hovertext": f"{ex.label} → {nxt.label}: {why}",
+                "xanchor": "left",
+                "yanchor": "bottom",
                 "font": {"color": "#bf360c", "size": 11},
-                "bgcolor": "rgba(255,255,255,0.8)",
+                "bgcolor": "rgba(255,255,255,0.85)",
             }
         )
     return out
