@@ -13,7 +13,7 @@ import contextlib
 import io
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import mplib
@@ -166,10 +166,9 @@ class ArmPlanner:
     def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> PlanResult:
         """RRT-Connect to a joint configuration (collision-checked)."""
         t0 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            raw = self._planner.plan_qpos(
-                [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
-            )
+        raw = self._guarded_call(
+            self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
+        )
         return self._result("rrt_connect", raw, t0, q_start)
 
     def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
@@ -182,10 +181,9 @@ class ArmPlanner:
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S,
                               time.perf_counter() - t0)  # fmt: skip
-        with contextlib.redirect_stdout(io.StringIO()):
-            raw = self._planner.plan_qpos(
-                [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
-            )
+        raw = self._guarded_call(
+            self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
+        )
         return self._result("rrt_connect", raw, t0, q_start)
 
     def plan_straight(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
@@ -193,6 +191,17 @@ class ArmPlanner:
         t0 = time.perf_counter()
         if np.linalg.norm(self.fk(q_start).p - pose.p) < 1e-4:
             return PlanResult(True, "already there", "screw", q_start[None, :].copy(), PATH_DT_S, 0.0)
-        with contextlib.redirect_stdout(io.StringIO()):
-            raw = self._planner.plan_screw(_mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05)
+        raw = self._guarded_call(
+            self._planner.plan_screw, _mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05
+        )
         return self._result("screw", raw, t0, q_start)
+
+    @staticmethod
+    def _guarded_call(fn: Callable[..., Mapping[str, object]], *args: object, **kwargs: object) -> Mapping[str, object]:
+        """Call an mplib planner silently; its RuntimeErrors (e.g. "Fail to parameterize path" from time
+        parameterisation) become a failed status instead of escaping the skill."""
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                return fn(*args, **kwargs)
+        except RuntimeError as e:
+            return {"status": f"planner error: {e}"}

@@ -82,3 +82,15 @@ def test_config_is_validated() -> None:
     assert g.config.table_top_z_m == 0.73
     with pytest.raises(ValueError):
         g.reconfigure(tcp_offset_m=-0.1)
+
+
+def test_a_planner_runtime_error_becomes_a_failed_plan() -> None:
+    """mplib raises RuntimeError("Fail to parameterize path") from time parameterisation; the skill must see a
+    failed plan with the reason, not an exception."""
+    from mallvi.sim_bridge.planning import ArmPlanner
+
+    def explode(*_args: object, **_kwargs: object) -> dict[str, object]:
+        raise RuntimeError("Fail to parameterize path")
+
+    raw = ArmPlanner._guarded_call(explode, 1, x=2)
+    assert raw == {"status": "planner error: Fail to parameterize path"}
