@@ -16,12 +16,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.perception.projection import wrap_half_turn
-from mallvi.perception.types import GraspPoint, PerceptionError
+from mallvi.perception.types import GraspPoint, PerceptionError, mask_pixels
 
 
 def principal_yaw(mask: NDArray[np.bool_]) -> float:
     """Image angle of the mask's minor principal axis (finger-closing direction), in (-pi/2, pi/2]."""
-    vs, us = np.nonzero(mask)
+    vs, us = mask_pixels(mask)
     if us.size < 3:
         return 0.0
     cov = np.cov(np.stack([us, vs]).astype(np.float64))
@@ -35,14 +35,14 @@ def _nearest_inside(mask: NDArray[np.bool_], u: float, v: float) -> tuple[int, i
     h, w = mask.shape
     if 0 <= vi < h and 0 <= ui < w and mask[vi, ui]:
         return ui, vi
-    vs, us = np.nonzero(mask)
+    vs, us = mask_pixels(mask)
     k = int(np.argmin((us - u) ** 2 + (vs - v) ** 2))
     return int(us[k]), int(vs[k])
 
 
 def radial_point(mask: NDArray[np.bool_], rng: np.random.Generator, tries: int = 16) -> tuple[int, int]:
     """The A.8 radial rule from the mask centroid along random directions; falls back to the nearest pixel."""
-    vs, us = np.nonzero(mask)
+    vs, us = mask_pixels(mask)
     cu, cv = float(us.mean()), float(vs.mean())
     h, w = mask.shape
     r_max = float(np.hypot(h, w))
@@ -58,7 +58,7 @@ def radial_point(mask: NDArray[np.bool_], rng: np.random.Generator, tries: int =
 
 
 def _rim_point(mask: NDArray[np.bool_]) -> tuple[int, int]:
-    vs, us = np.nonzero(mask)
+    vs, us = mask_pixels(mask)
     cu = round(us.mean())
     col = np.nonzero(mask[:, cu])[0]
     if col.size == 0:
@@ -75,7 +75,7 @@ def grasp_point(mask: NDArray[np.bool_], category: str, seed: int = 0) -> GraspP
     mask = np.asarray(mask, dtype=bool)
     if not mask.any():
         raise PerceptionError("cannot choose a grasp point on an empty mask")
-    vs, us = np.nonzero(mask)
+    vs, us = mask_pixels(mask)
     if category == "block":
         u, v = _nearest_inside(mask, float(us.mean()), float(vs.mean()))
     elif category == "round":

@@ -136,7 +136,6 @@ class Perception:
             dets = self.detect(obs, [])
         finally:
             self.memory = previous
-        times = dict(self.times.ms)
         table_z = support_z(obs)
         objects: list[SceneObject] = []
         for det in dets:
@@ -152,8 +151,6 @@ class Perception:
                 size_class=size_class(loc.extent_m), position_world=loc.position_world, extent_m=loc.extent_m,
                 score=det.score, top_world=loc.top_world,
             ))
-        for k, v in times.items():
-            self.times.ms[k] = self.times.ms.get(k, 0.0) + v
         graph = SceneGraph.build(objects, self.relations)
         if remember:
             self.memory = graph

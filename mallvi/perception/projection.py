@@ -16,7 +16,28 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.perception.observation import Observation
-from mallvi.perception.types import LocalizationError
+from mallvi.perception.types import LocalizationError, mask_pixels
+
+
+def k_inverse(K: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Closed-form inverse of an upper-triangular pinhole K (cheaper than a LAPACK call per pixel set)."""
+    fx, skew, cx = float(K[0, 0]), float(K[0, 1]), float(K[0, 2])
+    fy, cy = float(K[1, 1]), float(K[1, 2])
+    if fx == 0.0 or fy == 0.0:
+        raise ValueError(f"K has a zero focal length: {K.tolist()}")
+    return np.array([
+        [1.0 / fx, -skew / (fx * fy), (skew * cy - cx * fy) / (fx * fy)],
+        [0.0, 1.0 / fy, -cy / fy],
+        [0.0, 0.0, 1.0],
+    ])
+
+
+def rigid_inverse(T: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Inverse of a 4x4 rigid transform."""
+    out = np.eye(4)
+    out[:3, :3] = T[:3, :3].T
+    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
+    return out
 
 
 def backproject(
@@ -25,14 +46,14 @@ def backproject(
     """World point of pixel (u, v) at z-depth ``depth_m`` (pixel centres at integer + 0.5 are the caller's choice)."""
     if not (np.isfinite(depth_m) and depth_m > 0):
         raise LocalizationError(f"no valid depth at pixel ({u:.1f}, {v:.1f})")
-    p_cam = depth_m * (np.linalg.inv(K) @ np.array([u, v, 1.0]))
+    p_cam = depth_m * (k_inverse(K) @ np.array([u, v, 1.0]))
     return np.asarray(T_world_cam[:3, :3] @ p_cam + T_world_cam[:3, 3], dtype=float)
 
 
 def project(points_world: NDArray[np.float64], K: NDArray[np.float64], T_world_cam: NDArray[np.float64]
             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Pixel coordinates (N×2) and z-depths (N) of world points (N×3)."""
-    T_cam_world = np.linalg.inv(T_world_cam)
+    T_cam_world = rigid_inverse(T_world_cam)
     p_cam = np.atleast_2d(points_world) @ T_cam_world[:3, :3].T + T_cam_world[:3, 3]
     z = p_cam[:, 2]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -43,9 +64,9 @@ def project(points_world: NDArray[np.float64], K: NDArray[np.float64], T_world_c
 def points_world(mask: NDArray[np.bool_], obs: Observation) -> NDArray[np.float64]:
     """World points (N×3) of the mask's pixels that have valid depth (pixel centres at +0.5)."""
     valid = mask & (obs.depth_m > 0) & np.isfinite(obs.depth_m)
-    vs, us = np.nonzero(valid)
+    vs, us = mask_pixels(valid)
     d = obs.depth_m[vs, us].astype(np.float64)
-    rays = np.stack([us + 0.5, vs + 0.5, np.ones_like(d)], axis=1) @ np.linalg.inv(obs.K).T
+    rays = np.stack([us + 0.5, vs + 0.5, np.ones_like(d)], axis=1) @ k_inverse(obs.K).T
     p_cam = rays * d[:, None]
     return np.asarray(p_cam @ obs.T_world_cam[:3, :3].T + obs.T_world_cam[:3, 3], dtype=float)
 

@@ -111,12 +111,18 @@ class ColorMaskSegmenter:
     def __init__(self, grow_px: int = 3, fallback: Segmenter | None = None) -> None:
         self.grow_px = grow_px
         self.fallback = fallback or BoxGrabCutSegmenter()
+        self._hsv: NDArray[np.uint8] = np.zeros((0, 0, 3), np.uint8)
+        self._hsv_of: NDArray[np.uint8] | None = None
 
     def segment(self, obs: Observation, detection: Detection) -> Mask | None:
         if detection.color is None:
             return self.fallback.segment(obs, detection)
         rows, cols = box_slices(detection.box_xyxy, obs.rgb.shape, self.grow_px)
-        local = clean(color_mask(to_hsv(obs.rgb)[rows, cols], detection.color), open_px=1, close_px=2)
+        if self._hsv_of is not obs.rgb:  # HSV with whole-image exposure normalisation, once per frame
+            self._hsv, self._hsv_of = to_hsv(obs.rgb), obs.rgb
+        local = largest_component(clean(color_mask(self._hsv[rows, cols], detection.color), 1, 2))
+        if local is None:
+            return None
         full = np.zeros(obs.rgb.shape[:2], dtype=bool)
         full[rows, cols] = local
-        return largest_component(full)
+        return full

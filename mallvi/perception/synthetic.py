@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.perception.observation import Observation
+from mallvi.perception.projection import k_inverse
 
 #: nominal RGB of each colour word (what a diffusely lit face of that colour looks like)
 RGB_OF_COLOR: dict[str, tuple[int, int, int]] = {
@@ -73,7 +74,7 @@ def render(
     """
     u, v = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
     pix = np.stack([u, v, np.ones_like(u)], axis=-1).reshape(-1, 3)
-    dirs_cam = pix @ np.linalg.inv(K).T  # z component = 1, so ray parameter t = z-depth
+    dirs_cam = pix @ k_inverse(K).T  # z component = 1, so ray parameter t = z-depth
     R, o = T_world_cam[:3, :3], T_world_cam[:3, 3]
     dirs = dirs_cam @ R.T
     n = dirs.shape[0]

@@ -109,9 +109,18 @@ def box_iou(a: tuple[float, float, float, float], b: tuple[float, float, float, 
     return inter / union if union > 0 else 0.0
 
 
+def mask_pixels(mask: NDArray[np.bool_]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Row and column indices of a mask's pixels (like ``np.nonzero``, but scanning only its bounding box)."""
+    import cv2
+
+    x, y, w, h = cv2.boundingRect(np.ascontiguousarray(mask, dtype=np.uint8))
+    vs, us = np.nonzero(mask[y : y + h, x : x + w])
+    return vs + y, us + x
+
+
 def mask_box(mask: NDArray[np.bool_]) -> tuple[float, float, float, float] | None:
     """The tight xyxy box of a mask (pixel edges: x1 = last column + 1); None for an empty mask."""
-    ys, xs = np.nonzero(mask)
+    ys, xs = mask_pixels(mask)
     if xs.size == 0:
         return None
     return (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))

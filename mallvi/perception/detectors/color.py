@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
 from mallvi.perception.observation import Observation
-from mallvi.perception.projection import support_z
+from mallvi.perception.projection import k_inverse, support_z
 from mallvi.perception.types import Detection
 from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
 
@@ -51,7 +51,7 @@ def _world_z(obs: Observation) -> NDArray[np.float64] | None:
         return None
     h, w = obs.depth_m.shape
     u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
-    Kinv = np.linalg.inv(obs.K)
+    Kinv = k_inverse(obs.K)
     r = obs.T_world_cam[2, :3] @ Kinv  # world z of a unit-depth ray, per pixel coordinate
     return np.asarray(obs.depth_m * (r[0] * u + r[1] * v + r[2]) + obs.T_world_cam[2, 3], dtype=float)
 
@@ -109,16 +109,16 @@ class ColorDetector:
                 if area < cfg.min_area_px or area > max_area:
                     continue
                 x, y, w, h = (int(stats[i, k]) for k in range(4))
-                comp = np.zeros(mask.shape, dtype=bool)
-                comp[y : y + h, x : x + w] = labels[y : y + h, x : x + w] == i
-                box_above = above[y : y + h, x : x + w][comp[y : y + h, x : x + w]] if above is not None else None
+                comp = labels[y : y + h, x : x + w] == i  # the component inside its box
+                box_above = above[y : y + h, x : x + w][comp] if above is not None else None
                 if box_above is not None and float(box_above.mean()) < cfg.min_raised_frac:
                     continue  # lies on the table: a shadow or a patch of table
                 if cfg.reject_border and (x <= 0 or y <= 0 or x + w >= obs.width or y + h >= obs.height):
                     continue  # cut by the image edge: robot links, or an object we cannot localise whole
-                if z is not None and not self._plausible_size(comp, obs, z, table_z):
+                if z is not None and not self._plausible_size(comp, (x, y, w, h), obs, z, table_z):
                     continue
-                contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+                contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE,
+                                               offset=(x, y))
                 contour = max(contours, key=cv2.contourArea)
                 shape, solidity = _shape(contour, area)
                 score = 0.97 * float(np.clip((solidity - 0.5) / 0.45, 0.0, 1.0)) ** 0.5
@@ -136,9 +136,11 @@ class ColorDetector:
         log.debug("color detector: %d detections for %s", len(out), queries)
         return out
 
-    def _plausible_size(self, comp: NDArray[np.bool_], obs: Observation, z: NDArray[np.float64],
-                        table_z: float | None) -> bool:
-        zs = z[comp & (obs.depth_m > 0)]
+    def _plausible_size(self, comp: NDArray[np.bool_], box: tuple[int, int, int, int], obs: Observation,
+                        z: NDArray[np.float64], table_z: float | None) -> bool:
+        x, y, w, h = box
+        local = comp & (obs.depth_m[y : y + h, x : x + w] > 0)
+        zs = z[y : y + h, x : x + w][local]
         if zs.size < 5:
             return True
         lo, hi = np.percentile(zs, [2, 98])
@@ -147,10 +149,8 @@ class ColorDetector:
         if table_z is not None and lo - table_z > self.config.max_rest_height_m:
             return False  # floats high above the table: a robot link, not a table-top object
         # footprint size from the box diagonal at the median depth
-        ys, xs = np.nonzero(comp)
-        d = float(np.median(obs.depth_m[comp & (obs.depth_m > 0)]))
-        span_px = float(np.hypot(xs.max() - xs.min(), ys.max() - ys.min()))
-        return span_px * d / float(obs.K[0, 0]) <= self.config.max_size_m * 1.5
+        d = float(np.median(obs.depth_m[y : y + h, x : x + w][local]))
+        return float(np.hypot(w, h)) * d / float(obs.K[0, 0]) <= self.config.max_size_m * 1.5
 
 
 def _match(det: Detection, shape: str, parsed: list[ParsedQuery]) -> ParsedQuery | bool | None:
