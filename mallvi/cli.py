@@ -7,10 +7,12 @@ Each sub-command lives in a ``_cmd_<name>`` function registered in ``_build_pars
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 EXIT_OK = 0
@@ -174,7 +176,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 def _ask_approval(payload: dict[str, object]) -> object:
     """Human approval before the Actor: approve, edit (a JSON action plan), abort, or pause (resume later)."""
     print(f"\nsubtask: {payload.get('subtask')}", file=sys.stderr)
-    for call in payload.get("calls", []) or []:  # type: ignore[union-attr]
+    calls = payload.get("calls")
+    for call in calls if isinstance(calls, list) else []:
         print(f"  {json.dumps(call)}", file=sys.stderr)
     while True:
         print("[a]pprove, [e]dit, a[b]ort, [p]ause? ", end="", file=sys.stderr, flush=True)
@@ -194,6 +197,24 @@ def _ask_approval(payload: dict[str, object]) -> object:
                 print(f"not JSON: {e}", file=sys.stderr)
 
 
+@contextlib.contextmanager
+def _native_stdout_to_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr for the duration (C/C++ code printing to stdout), then restore it."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real stdout (e.g. captured by a test runner)
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
     from mallvi.graph.backends.base import RefusalError
@@ -209,9 +230,10 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
     checkpoint = args.checkpoint or (f"{trace_dir}/checkpoints.sqlite" if args.approve or args.resume else None)
     progress = None if args.quiet else (lambda line: print(f"[mallvi] {line}", file=sys.stderr))
     try:
-        result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
-                            decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
-                            resume_thread=args.resume)
+        with _native_stdout_to_stderr():  # native libraries (the motion planner) print; stdout stays clean
+            result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
+                                decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
+                                resume_thread=args.resume)
     except (ConfigError, RefusalError) as e:
         raise UsageError(str(e)) from e
     if args.json:

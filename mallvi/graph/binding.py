@@ -25,7 +25,7 @@ def bind_plan(plan: Plan, scene: SceneMemory, previous: dict[str, str] | None = 
     problems: list[str] = []
     for key, ref in plan_refs(plan).items():
         try:
-            bindings[key] = resolve(ref, cands).name
+            bindings[key] = resolve(ref, cands, allow_color_only=True).name
         except ResolutionError as e:
             if previous and key in previous:
                 bindings[key] = previous[key]

@@ -13,7 +13,9 @@ LABEL_SYNONYMS: dict[str, str] = {
     "boxes": "block", "bowl": "bowl", "bowls": "bowl", "plate": "plate", "dish": "plate", "cup": "cup",
     "mug": "cup", "can": "can", "cans": "can", "basket": "basket", "tray": "tray", "bin": "basket",
     "container": "basket", "ball": "ball", "sphere": "ball", "object": "object", "thing": "object",
-    "item": "object", "one": "object",
+    "item": "object", "one": "object", "pad": "pad", "mat": "pad", "skillet": "skillet", "pan": "skillet",
+    "scale": "scale", "rack": "rack", "microphone": "microphone", "mic": "microphone", "bread": "bread",
+    "roller": "roller", "bottle": "bottle", "bottles": "bottle", "dustbin": "dustbin", "plasticbox": "basket",
 }
 
 
@@ -44,11 +46,19 @@ def _label_matches(ref_label: str | None, cand_label: str) -> bool:
     return want == "object" or canonical_label(cand_label) == want
 
 
-def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[str] = ()) -> Candidate:
-    """The single candidate that ``ref`` names; raises ResolutionError with a readable message otherwise."""
+def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[str] = (),
+            allow_color_only: bool = False) -> Candidate:
+    """The single candidate that ``ref`` names; raises ResolutionError with a readable message otherwise.
+
+    ``allow_color_only`` accepts the one candidate of the right colour when none has the right label.
+    """
     pool = [c for c in candidates if c.name not in exclude and _label_matches(ref.label, c.label)]
     if ref.color:
         pool = [c for c in pool if (c.color or "").lower() == ref.color.lower()]
+        if not pool and allow_color_only:
+            # a detector that only knows colours and generic shapes may call a pad a "block": the colour decides
+            pool = [c for c in candidates if c.name not in exclude and (c.color or "").lower() == ref.color.lower()]
+            pool = pool if len(pool) == 1 else []
     if ref.size and pool:
         ordered = sorted(pool, key=lambda c: c.volume_m3)
         if ref.size in ("largest", "large"):

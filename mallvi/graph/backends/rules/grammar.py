@@ -44,8 +44,8 @@ _RELATIONS: list[tuple[str, str]] = [
 _RELATION_RE = re.compile(r"\b(" + "|".join(re.escape(r) for r, _ in _RELATIONS) + r")\b")
 _REL_MAP = dict(_RELATIONS)
 _ARM_RE = re.compile(
-    r"\b(?:using|with|use|by)\s+(?:the\s+|your\s+|its\s+)?(left|right|one|both|two|either)\s+"
-    r"(?:arm|arms|hand|hands|gripper|grippers)\b"
+    r"\b(?:using|with|use|by)\s+(?:the\s+|your\s+|its\s+)?(left|right|one|both|two|either|dual)?\s*"
+    r"(?:arm|arms|hand|hands|gripper|grippers)\b(?:\s+to\b)?"
 )
 _SPLIT_RE = re.compile(r"\s*(?:;|\.\s|,?\s*\band then\b|,?\s*\bthen\b|,?\s*\bafter that\b|,?\s*\bfinally\b)\s*")
 _PREV_RE = re.compile(r"\b(?:back\s+)?(?:to\s+|at\s+)?(?:the\s+)?(?:previous|original|initial|old)\s+"
@@ -58,13 +58,32 @@ class _Ctx:
     arm: ArmHint | None = None
 
 
+_COLOUR_LIST = r"(?:\s*(?:,|and)?\s*(?:" + "|".join(COLOURS) + r"))+"
+# scene context that carries no action ("there are three blocks on the table", "in a row", ...)
+_CONTEXT_RE = [
+    re.compile(r"\bthere (?:are|is) [^,.;]*?\b(?:on|in) the table\b\s*[,.;]?"),
+    re.compile(r"\bif there is [^,.;]*[,.;]"),
+    re.compile(r"\bthe colou?rs? of the (?:blocks|cubes|objects) (?:is|are)" + _COLOUR_LIST + r"\s*[,.;]?"),
+    re.compile(r",?\s*(?:and\s+)?move (?:all )?(?:the )?(?:blocks|cubes|objects|them) to the (?:center|centre|middle) "
+               r"of the table\s*[,.;]?"),
+    re.compile(r",?\s*plac\w* (?:them )?in a (?:row|line)\b"),
+    re.compile(r"\bin a (?:row|line)\b"),
+    re.compile(r"\b(?:on|from|off) the table\b"),
+    re.compile(r",?\s*from bottom to top\b"),
+]
+
+
 def _norm(text: str) -> str:
     t = text.lower().strip()
     t = re.sub(r"[!?\"']", " ", t)
     t = t.replace("grey", "gray").replace("left-hand", "left").replace("right-hand", "right")
     t = re.sub(r"\bleft most\b", "leftmost", t)
-    t = re.sub(r"\s+", " ", t)
-    return t.strip(" .")
+    t = re.sub(r"\bin the order of\b", "ordered as", t)
+    for pat in _CONTEXT_RE:
+        t = pat.sub(" ", t)
+    t = re.sub(r"\s+([,.;])", r"\1", t)
+    t = re.sub(r"\s+", " ", t).strip(" .,;")
+    return re.sub(r"^(?:and|then)\s+", "", t)
 
 
 def _has_verb(fragment: str) -> bool:
@@ -72,7 +91,18 @@ def _has_verb(fragment: str) -> bool:
 
 
 def _split_clauses(text: str) -> list[str]:
-    parts = [p.strip(" ,") for p in _SPLIT_RE.split(text) if p and p.strip(" ,")]
+    parts: list[str] = []
+    for p in _SPLIT_RE.split(text):
+        held = ""
+        for q in _COMMA_VERB_RE.split(p or ""):
+            q = f"{held}, {q}" if held else q
+            held = ""
+            if not _find_verb(q, ALL_VERBS):  # "onto the red block, put the green one" stays one clause
+                held = q
+                continue
+            parts.append(q.strip(" ,"))
+        if held.strip(" ,"):
+            parts.append(held.strip(" ,"))
     out: list[str] = []
     for p in parts:
         pieces = re.split(r",?\s+and\s+", p)
@@ -80,7 +110,7 @@ def _split_clauses(text: str) -> list[str]:
         for nxt in pieces[1:]:
             buf_rel = _RELATION_RE.search(buf)
             nxt_rel = _RELATION_RE.search(nxt)
-            verb = re.match(r"(?:please\s+)?(\w+(?: up| over)?)\b", buf)
+            verb = re.match(r"(?:please\s+)?(?:and\s+)?(\w+(?: up| over)?)\b", buf)
             if _has_verb(nxt):
                 out.append(buf)
                 buf = nxt
@@ -93,9 +123,11 @@ def _split_clauses(text: str) -> list[str]:
             else:
                 buf = f"{buf} and {nxt}"
         out.append(buf)
-    return [re.sub(r"^(?:first|please|now|next|and)\s+", "", c).strip(" ,") for c in out if c.strip(" ,")]
+    return [re.sub(r"^(?:(?:first|please|now|next|and|to)\s+)+", "", c).strip(" ,") for c in out if c.strip(" ,")]
 
 
+_COMMA_VERB_RE = re.compile(r",\s*(?=(?:please\s+)?(?:" + "|".join(re.escape(v) for v in ALL_VERBS if v != "use")
+                            + r")\b)")
 CONJUNCT = "\x00"  # marks a clause whose goal holds together with the previous one's (not after it)
 
 
@@ -170,7 +202,13 @@ def _parse_arrange(clause: str, ctx: _Ctx) -> list[Subtask]:
     rtl = bool(re.search(r"\bright to (?:the )?left\b", clause))
     body = re.sub(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)\b", " ", clause)
     by_size = bool(re.search(r"\bsize|\blargest|\bbiggest|\bsmallest\b", body))
-    refs = [r for r in _noun_phrases(body, ctx) if r.color]
+    ordered = re.search(r"\bordered as\b(.*)$", body)
+    refs = [r for r in _noun_phrases(ordered.group(1) if ordered else body, ctx) if r.color]
+    if ordered and refs and refs[0].label is None:
+        label = next((r.label for r in _noun_phrases(body[: ordered.start()], ctx) if r.label), "block")
+        refs = [r.model_copy(update={"label": label, "phrase": f"the {r.color} {label}"}) for r in refs]
+    seen: set[str] = set()
+    refs = [r for r in refs if not (r.key() in seen or seen.add(r.key()))]  # type: ignore[func-returns-value]
     if by_size and not refs:
         small_first = bool(re.search(r"\bsmall\w*\s+(?:to|first)", body))
         order: list[SizeWord] = ["smallest", "medium", "largest"] if small_first else ["largest", "medium", "smallest"]
@@ -218,7 +256,7 @@ def _parse_handover(clause: str, verb_end: int, ctx: _Ctx) -> Subtask:
 
 
 def _parse_clause(clause: str, ctx: _Ctx) -> list[Subtask]:
-    if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b", clause):
+    if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b|\btower\b", clause):
         return _parse_tower(clause, ctx)
     if re.search(r"\bhand(?:\s|-)?over\b|\bhand off\b|\bpass\b|\bgive\b|\bfrom (?:the )?(?:left|right|one) "
                  r"(?:arm|hand|gripper) to\b", clause):
@@ -271,8 +309,9 @@ def _arm_clause(text: str) -> tuple[str, ArmHint | None]:
     m = _ARM_RE.search(text)
     if not m:
         return text, None
-    word = m.group(1)
-    arm: ArmHint = {"left": "left", "right": "right", "both": "both", "two": "both"}.get(word, "one")  # type: ignore
+    word = m.group(1) or "both"
+    arm: ArmHint = {"left": "left", "right": "right", "both": "both", "two": "both", "dual": "both"}.get(  # type: ignore
+        word, "one")
     return (text[: m.start()] + text[m.end():]).strip(" ,"), arm
 
 
@@ -290,17 +329,39 @@ def parse_instruction(instruction: str) -> Plan:
         new = _parse_clause(clause, ctx)
         if raw.startswith(CONJUNCT) and subtasks:
             extra_goal.extend(subtasks[-1].post)
-        if subtasks and new and subtasks[-1].action == "pick" and new[0].obj == subtasks[-1].obj:
-            subtasks.pop()  # "pick up X and put it on Y" is one place subtask
+        if subtasks and new and subtasks[-1].action == "pick" and new[0].obj.key() == subtasks[-1].obj.key():
+            picked = subtasks.pop()  # "pick up X and put it on Y" is one place subtask
+            if new[0].arm_hint is None and picked.arm_hint is not None:
+                new[0] = new[0].model_copy(update={"arm_hint": picked.arm_hint})
         subtasks.extend(new)
         if new:
             ctx.last = new[-1].obj
+            receiver = next((p.args[1] for p in new[-1].post if p.relation == "held_by"), None)
+            if new[-1].action == "handover" and receiver in ("left", "right"):
+                ctx.arm = receiver  # type: ignore[assignment]  # the receiving arm carries on
     if not subtasks:
         raise RefusalError(f"nothing to do in {instruction!r}")
-    subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(subtasks)]
+    subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(_supports_first(subtasks))]
     goal = _final_goal(subtasks)
     check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])
     return Plan(subtasks=subtasks, goal=goal, arm_mode=arm)
+
+
+def _supports_first(subtasks: list[Subtask]) -> list[Subtask]:
+    """Reorder stacking so a support is placed before what goes on it ("A on B, and B on C" -> B on C first)."""
+    out = list(subtasks)
+    def support_key(s: Subtask) -> str | None:
+        return s.target.key() if s.relation == "on" and s.target is not None else None
+
+    for _ in range(len(out) ** 2):
+        swap = next(((i, j) for i in range(len(out)) for j in range(i + 1, len(out))
+                     if support_key(out[i]) is not None and out[j].obj.key() == support_key(out[i])
+                     and out[j].action in ("place", "stack")), None)
+        if swap is None:
+            return out
+        i, j = swap
+        out.insert(i, out.pop(j))
+    return subtasks  # circular: check_consistency refuses it with the reason
 
 
 def _final_goal(subtasks: list[Subtask]) -> list[Predicate]:

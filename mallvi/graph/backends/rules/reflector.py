@@ -44,7 +44,8 @@ class RulesReflector:
         before_cands = candidates_of(list(before.values()))
         for ref in refs_of(subtask):
             try:
-                boxes[ref.key()] = Box.of_scene(next(o for o in fresh if o.id == resolve(ref, cands).name))
+                name = resolve(ref, cands, allow_color_only=True).name
+                boxes[ref.key()] = Box.of_scene(next(o for o in fresh if o.id == name))
                 continue
             except ResolutionError:
                 pass
@@ -53,7 +54,7 @@ class RulesReflector:
             # a reference object this subtask did not move may now be hidden (e.g. under the placed block):
             # its position from before the action still holds
             with contextlib.suppress(ResolutionError):
-                boxes[ref.key()] = Box.of_scene(before[resolve(ref, before_cands).name])
+                boxes[ref.key()] = Box.of_scene(before[resolve(ref, before_cands, allow_color_only=True).name])
                 remembered.append(ref.key())
         held_state = {arm: _holding(ctx, arm, boxes.get(key)) for arm in ("left", "right")}
         if key not in boxes and not any(held_state.values()):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.robot_drivers.base import ArmSide
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext
@@ -25,13 +26,13 @@ LIFT_M = 0.05
 DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
 
 
-def reachable(arm: str, x: float, y: float) -> bool:
-    """Whether ``arm`` reaches a table point (DESIGN.md: own half to 0.05 past the centre line, y -0.20..0.10;
-    the middle strip to 0.10 past it for y <= 0)."""
+def reachable(arm: str, x: float, y: float, height_m: float = 0.0) -> bool:
+    """Whether ``arm`` reaches a point ``height_m`` above the table (DESIGN.md: its own half to 0.05 past the
+    centre line for y -0.20..0.10; at table height the middle strip to 0.10 past it for y <= 0)."""
     u = -x if arm == "left" else x
     if not -0.25 <= y <= 0.15:  # a little beyond the measured envelope: the planner has the final word
         return False
-    return u >= -0.05 or (u >= -0.10 and y <= 0.0)
+    return u >= -0.05 or (u >= -0.10 and y <= 0.0 and height_m < 0.03)
 
 
 def relay_spot(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject],
@@ -52,6 +53,17 @@ def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float]) 
                   args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
         SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
     ]
+
+
+def _holding_arm(ctx: GraphContext, subtask: Subtask) -> str | None:
+    """The arm whose gripper senses an object, if the subtask allows that arm (None without the sensor)."""
+    if ctx.gripper_holding is None:
+        return None
+    for arm in ("left", "right"):
+        side: ArmSide = "left" if arm == "left" else "right"
+        if subtask.arm_hint in (None, "one", "both", arm) and ctx.gripper_holding(side):
+            return arm
+    return None
 
 
 def side_of(obj: SceneObject) -> str:
@@ -110,6 +122,11 @@ class RulesThinker:
                 SkillCall(skill="move_by_displacement", arm=recv, args={"z": LIFT_M}),  # type: ignore[arg-type]
             ], rationale=f"the {arm} arm hands {obj.id} over at ({mx:.2f}, {my:.2f}); the {recv} arm takes it")
         target_xyz = self._place_target(subtask, obj, localized, scene, table_z, attempt)
+        holder = _holding_arm(ctx, subtask)
+        if holder is not None:  # already in hand (e.g. after a handover): place it directly
+            calls = _grasp_place(holder, obj.id, target_xyz)[1:]
+            return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
+                                                     f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
         return self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z)
 
     def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
@@ -120,12 +137,12 @@ class RulesThinker:
         forced = subtask.arm_hint in ("left", "right")
         arms = [arm] if forced else [arm, other(arm)]
         for a in arms:
-            if reachable(a, ox, oy) and reachable(a, tx, ty):
+            if reachable(a, ox, oy) and reachable(a, tx, ty, target_xyz[2] - table_z):
                 return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz), rationale=(
                     f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
         giver = side_of(obj) if not forced else arm
         taker = other(giver)
-        if forced or not reachable(taker, tx, ty):
+        if forced or not reachable(taker, tx, ty, target_xyz[2] - table_z):
             raise AgentError(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
                                + (f" with the {arm} arm only" if forced else ""))
         mx, my = relay_spot(obj.id, scene, localized, target_xyz)
@@ -183,7 +200,8 @@ def _find(localized: dict[str, SceneObject], ref: ObjectRef, exclude: str | None
     from mallvi.graph.refs import ResolutionError, resolve
 
     try:
-        name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else []).name
+        name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else [],
+                       allow_color_only=True).name
     except ResolutionError:
         return None
     return localized[name]
