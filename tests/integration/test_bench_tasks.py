@@ -112,3 +112,18 @@ def test_malformed_actions_fail_with_a_reason_and_move_nothing() -> None:
         assert _layout(w) == before
     finally:
         w.close()
+
+
+def test_bench_scenes_join_the_shared_registry_once() -> None:
+    from mallvi.bench.scenes_tier2 import register_bench_scenes
+    from mallvi.sim_bridge.scenes import get_scene
+
+    register_bench_scenes()
+    assert register_bench_scenes() == []  # idempotent
+    spec = get_scene("place_cans_plasticbox")
+    assert spec.arm_spacing_m == 0.7 and "planning" in spec.tags
+    w = SimWorld.create("hanging_mug", 100000, render=False)
+    try:
+        assert {"mug", "rack"} <= set(w.objects)
+    finally:
+        w.close()

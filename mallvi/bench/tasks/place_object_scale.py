@@ -18,7 +18,7 @@ class PlaceObjectScale(BenchTask):
     Task Description:
         Use one arm to grab the object and put it on the scale.
     Randomizations:
-        A 4 cm orange block at |x| ∈ [0.15, 0.25] on a random side, y ∈ [-0.12, 0.0]; the scale (0.16 m) on the
+        A 4 cm orange block at |x| ∈ [0.12, 0.22] on a random side, y ∈ [-0.12, 0.0]; the scale (0.16 m) on the
         same side at |x| ∈ [0.0, 0.06], y ∈ [-0.12, -0.06]. **Ours**: a block instead of the original's assorted
         meshes (Ø0.10-0.13 m), which our gripper could not span.
     Success Conditions:
@@ -36,7 +36,7 @@ class PlaceObjectScale(BenchTask):
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
         z = table_top_z + 0.001
         s = 1.0 if rng.random() < 0.5 else -1.0
-        obj_p = [s * float(rng.uniform(0.15, 0.25)), float(rng.uniform(-0.12, 0.0)), z]
+        obj_p = [s * float(rng.uniform(0.12, 0.22)), float(rng.uniform(-0.12, 0.0)), z]
         obj = make_block(scene, "object", sapien.Pose(p=obj_p), color="orange", half_size_m=(0.02, 0.02, 0.02))
         scale_p = [s * float(rng.uniform(0.0, 0.06)), float(rng.uniform(-0.12, -0.06)), z]
         scale = make_scale(scene, "scale", sapien.Pose(p=scale_p), static=True)
