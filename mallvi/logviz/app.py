@@ -210,7 +210,7 @@ def _step_options(run: RunSummary) -> list[dict[str, Any]]:
 
 
 def _run_header(run: RunSummary) -> html.Div:
-    live = html.Span(" ● live", className="live") if not run.finished else ""
+    live = html.Span(" ● live", className="live") if run.outcome == "running" else ""
     duration = f"{run.duration_s:.1f} s" if run.duration_s is not None else "-"
     facts = [
         ("task", run.task or "-"),

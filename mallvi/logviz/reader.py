@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from mallvi.logviz.capture import find_verdict
 from mallvi.logviz.trace import parse_event_line
 
 log = logging.getLogger(__name__)
+
+#: A run without run_end whose file has not changed for this long is shown as incomplete, not running.
+STALE_AFTER_S = 300.0
 
 #: Event kinds attached to the node execution during which they happened.
 STEP_EVENT_KINDS = ("actor_command", "safety_refusal", "fault_injected", "error", "scene_graph", "verdict")
@@ -63,7 +67,7 @@ class RunSummary:
     instruction: str = ""
     seed: Any = None
     status: str = ""
-    outcome: str = "running"  # success | failure | running (no run_end yet) | empty
+    outcome: str = "running"  # success | failure | running (no run_end yet) | incomplete (no run_end, stale) | empty
     t_start: float | None = None
     t_end: float | None = None
     duration_s: float | None = None
@@ -128,10 +132,21 @@ class TraceReader:
         return added
 
     def summary(self) -> RunSummary:
-        """The run summary of everything read so far (refresh() first to pick up new events)."""
+        """The run summary of everything read so far (refresh() first to pick up new events).
+
+        A run without ``run_end`` is ``running`` while its file changed in the last ``STALE_AFTER_S`` seconds,
+        else ``incomplete`` (killed or crashed).
+        """
         if self._summary is None:
             self._summary = summarize_events(self.dir, self.events)
-        return self._summary
+        run = self._summary
+        if run.outcome in ("running", "incomplete"):
+            try:
+                age_s = time.time() - os.path.getmtime(self.path)
+            except OSError:
+                age_s = 0.0
+            run.outcome = "incomplete" if age_s > STALE_AFTER_S else "running"
+        return run
 
 
 def load_run(directory: str | Path) -> RunSummary:

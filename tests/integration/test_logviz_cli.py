@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -53,24 +54,28 @@ def test_viz_serves_the_fixture_on_loopback_without_debug_or_external_assets() -
         stderr=subprocess.STDOUT,
         text=True,
     )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
     try:
-        html = ""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as resp:
-                    html = resp.read().decode()
-                break
-            except OSError:
-                time.sleep(0.2)
+        deadline = time.monotonic() + 60
+        while not any("Running on" in line for line in lines):
+            assert proc.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as resp:
+            html = resp.read().decode()
         assert "<title>mallvi traces</title>" in html
         sources = re.findall(r'(?:src|href)="([^"]+)"', html)
         assert sources and all(s.startswith("/") for s in sources), sources
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_dash-layout", timeout=5) as resp:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_dash-layout", timeout=30) as resp:
             assert b'"tick"' in resp.read()
     finally:
         proc.terminate()
-        out, _ = proc.communicate(timeout=10)
+        proc.wait(timeout=10)
+        reader.join(timeout=5)
+    out = "".join(lines)
     assert "7 run(s), 2 benchmark folder(s)" in out
     assert "Debug mode: off" in out
     assert f"Running on http://127.0.0.1:{port}" in out

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from mallvi.logviz.reader import TraceReader, load_run
+from mallvi.logviz.reader import STALE_AFTER_S, TraceReader, load_run
 from mallvi.logviz.trace import read_events
 
 _WRITER = """
@@ -55,6 +55,10 @@ def test_events_written_before_sigkill_are_all_read_back(tmp_path: Path) -> None
     run = load_run(tmp_path)
     assert run.outcome == "running" and run.task == "stack_blocks_three"
     assert len([ex for ex in run.node_execs if ex.outcome == "ok"]) >= confirmed + 1
+    # once the file has been quiet for a while, the killed run shows as incomplete rather than running
+    old = time.time() - STALE_AFTER_S - 10
+    os.utime(tmp_path / "events.jsonl", (old, old))
+    assert load_run(tmp_path).outcome == "incomplete"
 
 
 def test_a_torn_last_line_is_ignored_until_it_is_completed(tmp_path: Path) -> None:
