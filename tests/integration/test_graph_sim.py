@@ -30,6 +30,13 @@ def test_rules_backend_succeeds_in_the_simulator(instruction: str, task: str, se
     assert r.graph_success and r.status == "succeeded"
 
 
+@pytest.mark.slow
+def test_without_an_instruction_the_scene_instruction_and_task_check_are_used() -> None:
+    r = run_in_sim(None, "handover_block", 1, RunConfig(perception="color"))
+    assert r.instruction and r.success_source == "simulator: task success check"
+    assert r.success and r.graph_success, r.failure_report
+
+
 class _Recorder:
     """Wraps SimWorld.create/close to snapshot arm joints and object poses at creation and at the end."""
 
@@ -77,6 +84,9 @@ def test_an_object_not_in_the_scene_is_refused_and_nothing_moves(
     assert code == 2 and rec.created == 1
     result = json.loads(out.out)
     assert result["status"] == "refused" and "yellow" in result["refusal"] and result["success"] is False
+    for key in ("success", "graph_success", "status", "goal", "subtasks", "attempts", "llm_calls", "wall_s", "trace",
+                "failure_report"):
+        assert key in result
     for side in ("left", "right"):
         np.testing.assert_allclose(rec.end["joints"][side], rec.start["joints"][side], atol=1e-6)
     for name, p in rec.start["objects"].items():

@@ -101,3 +101,22 @@ def test_memory_tag_for_a_previous_location() -> None:
 def test_refusals_say_why(text: str, why: str) -> None:
     with pytest.raises(RefusalError, match=why):
         parse_instruction(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("There are three blocks on the table, the color of the blocks is red, green and blue, move the blocks to the "
+     "center of the table, and stack the blue block on the green block, and the green block on the red block.",
+     [("stack", "green_block", "on", "red_block"), ("stack", "blue_block", "on", "green_block")]),
+    ("Place the red block, green block, and blue block in the order of red, green, and blue from left to right, "
+     "placing in a row.",
+     [("move", f"{c}_block", "slot", None) for c in ("red", "green", "blue")]),
+    ("Use the left arm to grasp the red block on the table, handover it to the right arm and place it on the blue "
+     "pad.", [("handover", "red_block", None, None), ("place", "red_block", "on", "blue_pad")]),
+])
+def test_the_benchmark_sentences_parse(text: str, expected: list[tuple[str, str, str | None, str | None]]) -> None:
+    assert steps(text) == expected
+
+
+def test_after_a_handover_the_receiving_arm_carries_on() -> None:
+    plan = parse_instruction("use the left arm to grasp the red block, hand it to the right arm and put it on the pad")
+    assert [s.arm_hint for s in plan.subtasks] == ["left", "right"]

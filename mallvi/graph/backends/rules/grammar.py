@@ -259,7 +259,8 @@ def _parse_clause(clause: str, ctx: _Ctx) -> list[Subtask]:
     if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b|\btower\b", clause):
         return _parse_tower(clause, ctx)
     if re.search(r"\bhand(?:\s|-)?over\b|\bhand off\b|\bpass\b|\bgive\b|\bfrom (?:the )?(?:left|right|one) "
-                 r"(?:arm|hand|gripper) to\b", clause):
+                 r"(?:arm|hand|gripper) to\b|\b(?:hand|transfer|move)\b.*\bto (?:the )?(?:left|right|other) "
+                 r"(?:arm|hand|gripper)\b", clause):
         v = _find_verb(clause, HANDOVER_VERBS)
         return [_parse_handover(clause, v.end() if v else 0, ctx)]
     if _find_verb(clause, ARRANGE_VERBS) or re.search(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)",
