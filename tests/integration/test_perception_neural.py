@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -180,3 +181,24 @@ def test_neural_pipeline_with_sam_masks(models: dict[str, Path]) -> None:
     # the factory behind --perception neural wires the same parts
     p = make_perception("neural", owlv2_model=str(models["owlv2"]), sam_model=str(models["sam"]))
     assert [d.name for d in p.detectors] == ["color", "owlv2"] and p.segmenter.name == "sam"
+
+
+def test_owlv2_boxes_are_in_pixels_of_the_unpadded_image(models: dict[str, Path]) -> None:
+    """OWLv2 predicts boxes relative to the image padded to a square at the bottom/right; on a 320x180 frame a
+    box must come out scaled by 320 in both axes (not by 180 vertically) and clipped to the image."""
+    obs = _obs()
+    det = make_detector("owlv2", model=str(models["owlv2"]), threshold=0.0)
+    proc, model = det.loaded.processor, det.loaded.model  # type: ignore[attr-defined]
+    inputs = proc(images=obs.rgb, text=[["red block"]], return_tensors="pt", padding="max_length", truncation=True)
+    with torch.no_grad():
+        out = model(**inputs)
+    cx, cy, w, h = out.pred_boxes[0].numpy().T.astype(float)
+    side = max(obs.width, obs.height)
+    expected = np.stack([(cx - w / 2) * side, (cy - h / 2) * side, (cx + w / 2) * side, (cy + h / 2) * side], 1)
+    expected[:, [0, 2]] = expected[:, [0, 2]].clip(0, obs.width)
+    expected[:, [1, 3]] = expected[:, [1, 3]].clip(0, obs.height)
+    got = det.detect(obs, ["red block"])
+    assert got
+    for d in got:
+        dist = np.abs(expected - np.asarray(d.box_xyxy)).max(axis=1)
+        assert dist.min() < 0.5, f"{d.box_xyxy} is not one of the model's boxes"

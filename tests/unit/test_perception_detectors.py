@@ -131,3 +131,12 @@ def test_fusion_prefers_detections_the_scene_graph_supports() -> None:
     assert fused[0].box_xyxy == pytest.approx(dets[0].box_xyxy)
     assert fused[0].scores["scene_graph"] == 1.0 and fused[1].scores["scene_graph"] < 1.0
     assert fused[0].score > fused[1].score
+
+
+def test_white_is_searched_only_when_asked_for() -> None:
+    obs = render([SynthBox("white_block", (0.0, 0.0, 0.765), (0.05,) * 3, "white"),
+                  SynthBox("red_block", (0.12, 0.0, 0.765), (0.05,) * 3, "red")], K, T_WORLD_CAM, 640, 360)
+    det = make_detector("color")
+    assert [d.label for d in det.detect(obs, [])] == ["red block"]  # grey robot links would read as white
+    (white,) = det.detect(obs, ["the white cube"])
+    assert white.color == "white" and _best_iou(white, obs) == ("white_block", pytest.approx(1.0, abs=0.1))

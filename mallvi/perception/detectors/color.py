@@ -86,7 +86,9 @@ class ColorDetector:
     def detect(self, obs: Observation, queries: list[str]) -> list[Detection]:
         cfg = self.config
         parsed = [parse_query(q) for q in queries]
-        wanted = {p.color for p in parsed if p.color} if parsed and all(p.color for p in parsed) else set(cfg.colors)
+        # colours a query names are searched even when off by default (asking for "white block" looks for white)
+        named = {p.color for p in parsed if p.color}
+        wanted = named if parsed and all(p.color for p in parsed) else set(cfg.colors) | named
         hsv = to_hsv(obs.rgb)
         z = _world_z(obs)
         table_z = support_z(obs) if z is not None else None
@@ -99,9 +101,7 @@ class ColorDetector:
             allowed = cv2.dilate(above.astype(np.uint8), np.ones((grow, grow), np.uint8)).astype(bool)
         max_area = cfg.max_area_frac * obs.height * obs.width
         out: list[Detection] = []
-        for color in cfg.colors:
-            if color not in wanted:
-                continue
+        for color in [c for c in COLORS if c in wanted]:
             mask = clean(color_mask(hsv, color) & allowed, cfg.open_px, cfg.close_px)
             n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
             for i in range(1, n):
