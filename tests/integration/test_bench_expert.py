@@ -19,9 +19,8 @@ KNOWN_FAILURES: dict[str, str] = {
     "blocks_cross_shape": "the green block ends 4 cm short of its target after its place (pushed while placing)",
     "stack_bowls_three": "the top bowl settles 4.4 cm off the middle one's centre (limit 4 cm): nesting drift",
     "hanging_mug": "the right arm cannot bring the mug's handle to the hook pose (IK)",
-    "place_object_basket": "the toy's place pose above the basket is out of reach for the arm on its side",
-    "place_bread_skillet": "the bread arm cannot reach over the skillet on the other side (IK)",
-    "put_bottles_dustbin": "bottles only offer side grasps, out of IK reach for our arms",
+    "place_object_basket": "the toy's pose above the basket has no IK solution with its grasp orientation",
+    "put_bottles_dustbin": "a side-grasped 0.23 m bottle held above the bin's rim is beyond the left arm's reach",
     "stack_blocks_two": "the second block's place pose on the stack has no collision-free IK solution",
     "place_bread_skillet_ee": "the bread arm cannot reach the held skillet (IK)",
 }

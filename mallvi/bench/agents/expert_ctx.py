@@ -128,6 +128,8 @@ class ExpertContext:
         if arm is None:
             return False
         ok = self.place(name, arm, target, **kw)
+        if not ok:
+            self.do("open_gripper", arm_tag=arm)  # let go rather than carry it into the next step
         self.do("back_to_origin", arm_tag=arm)
         return ok
 

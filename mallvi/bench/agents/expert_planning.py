@@ -69,7 +69,7 @@ def place_bread_skillet(c: ExpertContext) -> None:
 def place_object_basket(c: ExpertContext) -> None:
     toy_arm = c.near_arm("toy")
     target = point(c.world, "basket", "center")
-    c.move_object("toy", up(target, 0.02), arms=[toy_arm])
+    c.move_object("toy", up(target, 0.02), arms=[toy_arm], pre_dis=0.03, dis=0.0)
     basket_arm = _other(toy_arm)
     handle = 0 if basket_arm == "left" else 1
     if c.pick("basket", arms=[basket_arm], contact_point_id=handle) is not None:
@@ -145,7 +145,7 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
     for name in names:
         if c.task.allocation_refusal(c.world, name, "left") is not None:  # too far right: pass it over
             c.move_object(name, [-0.02, -0.10, z0], arms=["right"])
-        c.move_object(name, up(drop, 0.02), arms=["left"])
+        c.move_object(name, up(drop, 0.01), arms=["left"])
 
 
 PLANNING_SCRIPTS: dict[str, Script] = {

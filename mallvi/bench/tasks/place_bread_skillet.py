@@ -20,7 +20,8 @@ class PlaceBreadSkillet(BenchTask):
         If there is one bread on the table, use one arm to grab the bread and put it into the skillet.
     Randomizations:
         Bread (0.12 m loaf) at |x| ∈ [0.15, 0.25] on a random side, y ∈ [-0.12, 0.0]; skillet (Ø0.20 pan with a
-        0.12 m handle pointing outwards) on the other side at |x| ∈ [0.12, 0.18], y ∈ [-0.12, 0.0].
+        0.12 m handle pointing outwards) on the other side, its centre at |x| ∈ [0.0, 0.05], y ∈ [-0.12, -0.05]
+        (**ours**: close to the centre line so the bread's arm can reach over the pan).
     Success Conditions:
         The bread within 0.035 m (xy) of the pan's centre; pan and bread above table top - 0.02 m (not fallen).
     """
@@ -40,9 +41,9 @@ class PlaceBreadSkillet(BenchTask):
         bread = make_bread(
             scene, "bread", yaw_pose(s * float(rng.uniform(0.15, 0.25)), float(rng.uniform(-0.12, 0.0)), z)
         )
-        pan_x = -s * float(rng.uniform(0.12, 0.18))
-        yaw = 0.0 if pan_x > 0 else np.pi  # handle (+x of the pan) pointing away from the centre
-        skillet = make_skillet(scene, "skillet", yaw_pose(pan_x, float(rng.uniform(-0.12, 0.0)), z, yaw))
+        pan_x = -s * float(rng.uniform(0.0, 0.05))
+        yaw = 0.0 if s < 0 else np.pi  # handle (+x of the pan) pointing away from the bread
+        skillet = make_skillet(scene, "skillet", yaw_pose(pan_x, float(rng.uniform(-0.12, -0.05)), z, yaw))
         return SceneContents({"bread": bread, "skillet": skillet}, self.instruction, {})
 
     def check_success(self, world: BenchWorld) -> bool:

@@ -20,7 +20,7 @@ class PlaceObjectBasket(BenchTask):
         basket, and finally move the basket slightly away.
     Randomizations:
         A toy at |x| ∈ [0.20, 0.26] on a random side, y ∈ [-0.10, 0.0]; the basket (0.14×0.23×0.175 m) on the
-        other side near the centre, |x| ∈ [0.04, 0.08], y ∈ [-0.10, -0.05].
+        other side next to the centre line, |x| ∈ [0.0, 0.04], y ∈ [-0.10, -0.05].
     Success Conditions:
         The basket's bottom more than 0.02 m above the table top and upright (tilt < 0.35 rad), the toy within
         0.15 m (L1 over x, y, z) of the basket's origin. Arm-allocation threshold 0.2 m.
@@ -43,7 +43,7 @@ class PlaceObjectBasket(BenchTask):
         toy = make_toy(
             scene, "toy", sapien.Pose(p=[s * float(rng.uniform(0.20, 0.26)), float(rng.uniform(-0.10, 0.0)), z])
         )
-        basket_p = [-s * float(rng.uniform(0.04, 0.08)), float(rng.uniform(-0.10, -0.05)), z]
+        basket_p = [-s * float(rng.uniform(0.0, 0.04)), float(rng.uniform(-0.10, -0.05)), z]
         basket = make_basket(scene, "basket", sapien.Pose(p=basket_p))
         return SceneContents({"toy": toy, "basket": basket}, self.instruction, {})
 
