@@ -150,19 +150,32 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
         return timeline_figure(run), _run_header(run), _step_options(run), run_events_panel(run), run.n_events
 
     @app.callback(
-        Output("step", "children"),
+        Output("step-index", "data"),
         Input("timeline", "clickData"),
         Input("step-select", "value"),
+        prevent_initial_call=True,
+    )
+    def select_step(click: dict[str, Any] | None, selected: int | None) -> int | None:
+        if dash.ctx.triggered_id != "timeline":
+            return selected
+        points = (click or {}).get("points") or [{}]
+        custom = points[0].get("customdata")
+        if isinstance(custom, list):
+            custom = custom[0] if custom else None
+        if not isinstance(custom, int | float):  # e.g. a run-events marker
+            raise PreventUpdate
+        return int(custom)
+
+    @app.callback(
+        Output("step", "children"),
+        Input("step-index", "data"),
+        Input("run-signature", "data"),  # a live run: the shown step updates as its events arrive
         State("run-key", "data"),
     )
-    def show_step(click: dict[str, Any] | None, selected: int | None, key: str | None) -> Any:
+    def show_step(index: int | None, _: Any, key: str | None) -> Any:
         run = catalog.run(key) if key else None
         if run is None:
             raise PreventUpdate
-        index: int | None = selected
-        if dash.ctx.triggered_id == "timeline" and click and click.get("points"):
-            custom = click["points"][0].get("customdata")
-            index = int(custom[0] if isinstance(custom, list) else custom)
         if index is None:
             return html.Div("Click a bar of the timeline to see that step.", className="empty")
         return step_panel(run, index)
@@ -193,6 +206,7 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
         [
             dcc.Store(id="run-key", data=key),
             dcc.Store(id="run-signature"),
+            dcc.Store(id="step-index"),
             html.Div(_run_header(run), id="run-header"),
             dcc.Graph(id="timeline", config={"displaylogo": False}, figure=timeline_figure(run)),
             dcc.Dropdown(id="step-select", options=_step_options(run), placeholder="…or choose a step"),

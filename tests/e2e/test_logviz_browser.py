@@ -159,6 +159,8 @@ def test_a_growing_run_updates_live(page: Page, tmp_path: Path) -> None:
         writer.emit("node_end", node="perceptor", attempt=1, subtask_index=0, duration_s=0.2, outcome="ok", outputs={})
         writer.emit("node_start", node="grounder", attempt=1, subtask_index=0, inputs={})
         expect(page.locator(".js-plotly-plot .barlayer .bartext", has_text="grounder #1")).to_have_count(1)
+        _click_bar(page, "grounder #1")
+        expect(page.locator(".step .facts")).to_contain_text("still running")
         writer.emit(
             "node_end",
             node="grounder",
@@ -170,6 +172,9 @@ def test_a_growing_run_updates_live(page: Page, tmp_path: Path) -> None:
         )
         writer.emit("run_end", status="failed", success=False, graph_success=False, wall_s=1.0, failure_report=None)
         expect(page.locator("#run-facts")).to_contain_text("failure")
+        # the open step caught up with its end without another click
+        expect(page.locator(".step .facts")).to_contain_text("error")
+        expect(page.locator("#step-outputs")).to_contain_text("no detection of 'red cube'")
         expect(page.locator("#run-header")).not_to_contain_text("live")
         _shot(page, "live_run.png")
     finally:

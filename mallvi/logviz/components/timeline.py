@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import plotly.graph_objects as go
@@ -47,7 +48,8 @@ def timeline_figure(run: RunSummary) -> go.Figure:
         names.append(EVENTS_LANE)
     row = {name: i for i, name in enumerate(names)}
     t0 = run.t_start or (run.node_execs[0].t_start if run.node_execs else 0.0)
-    t_now = run.t_end or t0
+    # a live run's unfinished bars reach the moment of drawing; a killed run's stop at its last event
+    t_now = time.time() if run.outcome == "running" else (run.t_end or t0)
     fig = go.Figure()
     if loose:
         fig.add_trace(_events_trace(loose, row[EVENTS_LANE], t0))
