@@ -49,8 +49,12 @@ def step_panel(run: RunSummary, index: int) -> html.Div:
         )
     children.append(html.H4("Inputs (summarised state)"))
     children.append(html.Pre(_json(ex.inputs), className="json", id="step-inputs"))
-    children.append(html.H4("Outputs (state update)"))
-    children.append(html.Pre(_json(ex.outputs if ex.error is None else ex.error), className="json", id="step-outputs"))
+    if ex.error is not None:
+        children.append(html.H4("Error (the node raised)"))
+        children.append(html.Pre(str(ex.error), className="json error", id="step-outputs"))
+    else:
+        children.append(html.H4("Outputs (state update)"))
+        children.append(html.Pre(_json(ex.outputs), className="json", id="step-outputs"))
     return html.Div(children, className="step")
 
 
