@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,11 +33,19 @@ class StageTimes:
         self.ms[stage] = self.ms.get(stage, 0.0) + 1000.0 * seconds
 
 
+#: environment variables naming the neural models' locations (used when make_perception gets none)
+NEURAL_MODEL_ENV = {
+    "grounding_dino": "MALLVI_GROUNDING_DINO_MODEL",
+    "owlv2": "MALLVI_OWLV2_MODEL",
+    "sam": "MALLVI_SAM_MODEL",
+}
+
+
 def make_perception(mode: str, **detector_kw: object) -> Perception:
     """The pipeline behind ``--perception``: "sim", "color" or "neural" (GroundingDINO + OWLv2 + colour).
 
     For "neural" pass ``grounding_dino_model=`` and ``owlv2_model=`` (local folders or hub ids) and optionally
-    ``sam_model=``.
+    ``sam_model=``; each defaults to its environment variable in ``NEURAL_MODEL_ENV``.
     """
     if mode == "sim":
         return Perception([make_detector("sim")], SimMaskSegmenter())
@@ -45,13 +54,16 @@ def make_perception(mode: str, **detector_kw: object) -> Perception:
     if mode == "neural":
         dets: list[Detector] = [make_detector("color")]
         for name in ("grounding_dino", "owlv2"):
-            model = detector_kw.get(f"{name}_model")
+            model = detector_kw.get(f"{name}_model") or os.environ.get(NEURAL_MODEL_ENV[name])
             if model:
                 dets.append(make_detector(name, model=str(model)))
         if len(dets) == 1:
-            raise ValueError("neural perception needs grounding_dino_model and/or owlv2_model")
+            raise ValueError(
+                "neural perception needs grounding_dino_model and/or owlv2_model (or the environment variables "
+                f"{NEURAL_MODEL_ENV['grounding_dino']} / {NEURAL_MODEL_ENV['owlv2']}): a local folder or a hub id"
+            )
         seg: Segmenter = ColorMaskSegmenter()
-        sam = detector_kw.get("sam_model")
+        sam = detector_kw.get("sam_model") or os.environ.get(NEURAL_MODEL_ENV["sam"])
         if sam:
             from mallvi.perception.neural.sam import SamSegmenter
 

@@ -178,9 +178,17 @@ def test_neural_pipeline_with_sam_masks(models: dict[str, Path]) -> None:
     assert mask is not None and mask.shape == (obs.height, obs.width) and mask.any()
     loc = perception.localize(obs, dets[0])
     assert loc.mask[loc.grasp.v, loc.grasp.u]
-    # the factory behind --perception neural wires the same parts
+    # the factory behind --perception neural wires the same parts, from arguments or the environment
     p = make_perception("neural", owlv2_model=str(models["owlv2"]), sam_model=str(models["sam"]))
     assert [d.name for d in p.detectors] == ["color", "owlv2"] and p.segmenter.name == "sam"
+
+
+def test_neural_models_can_come_from_the_environment(models: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLVI_GROUNDING_DINO_MODEL", str(models["grounding_dino"]))
+    monkeypatch.delenv("MALLVI_OWLV2_MODEL", raising=False)
+    monkeypatch.delenv("MALLVI_SAM_MODEL", raising=False)
+    p = make_perception("neural")
+    assert [d.name for d in p.detectors] == ["color", "grounding_dino"] and p.segmenter.name == "color"
 
 
 def test_owlv2_boxes_are_in_pixels_of_the_unpadded_image(models: dict[str, Path]) -> None:

@@ -78,8 +78,10 @@ def test_missing_object_is_an_empty_result_and_missing_depth_an_error() -> None:
         p.localize(holes, det)
 
 
-def test_unknown_perception_mode_is_rejected() -> None:
+def test_unknown_perception_mode_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("MALLVI_GROUNDING_DINO_MODEL", "MALLVI_OWLV2_MODEL", "MALLVI_SAM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
     with pytest.raises(ValueError, match="sim, color or neural"):
         make_perception("lidar")
-    with pytest.raises(ValueError, match="grounding_dino_model"):
+    with pytest.raises(ValueError, match=r"grounding_dino_model.*MALLVI_OWLV2_MODEL"):
         make_perception("neural")
