@@ -85,9 +85,9 @@ def drive(
     continues the checkpointed thread ``thread_id`` instead of starting over.
     """
     if (ctx.approve or resume or interrupt_before_actor) and checkpointer is None:
-        from langgraph.checkpoint.memory import InMemorySaver
+        from mallvi.graph.checkpoint import memory_saver
 
-        checkpointer = InMemorySaver()
+        checkpointer = memory_saver()
     graph = build_graph(with_reflector=with_reflector, checkpointer=checkpointer,
                         interrupt_before=["actor"] if interrupt_before_actor else None)
     thread_id = thread_id or uuid.uuid4().hex[:12]

@@ -59,3 +59,11 @@ def test_a_paused_run_resumes_from_the_sqlite_checkpoint(tmp_path: Path) -> None
     assert out2.status == "succeeded" and state["instruction"] == INSTRUCTION
     assert out2.node_sequence.count("decomposer") == 1  # nothing was redone
     assert abs(world.objects["green_block"].pos[0] - world.objects["red_block"].pos[0]) < 0.01
+
+
+def test_dry_run_stops_before_the_first_motion_with_the_plan_ready() -> None:
+    world = _world()
+    out, state = drive(fake_context(world), INSTRUCTION, interrupt_before_actor=True)
+    assert out.status == "paused" and world.calls == []
+    plan = state["action_plan"]
+    assert plan is not None and [c.skill for c in plan.calls][:2] == ["grasp_actor", "place_actor"]

@@ -125,3 +125,21 @@ def test_llm_backend_without_a_base_url_is_a_config_error(monkeypatch: pytest.Mo
     monkeypatch.delenv("MALLVI_BASE_URL", raising=False)
     with pytest.raises(ConfigError, match="base URL"):
         RunConfig(backend="llm", llm=LlmConfig.from_env())
+
+
+def test_single_agent_llm_baseline_plans_each_step_in_one_call() -> None:
+    from mallvi.graph.single_agent import drive_single
+
+    world = _world()
+    with FakeOpenAIServer() as srv:
+        srv.script.add("single_agent", json.dumps({"calls": json.loads(think("purple_block"))["calls"]}),
+                       json.dumps({"calls": json.loads(think())["calls"]}), json.dumps({"done": True}))
+        cfg = RunConfig(backend="llm", single_agent=True,
+                        llm=LlmConfig(base_url=srv.base_url, timeout_s=5.0, backoff_s=0.01))
+        ctx = fake_context(world, backends=make_backends(cfg))
+        out, _ = drive_single(ctx, "stack the green block on the red block")
+        agents = srv.script.agents_called()
+    assert out.status == "succeeded" and out.graph_success
+    assert set(agents) == {"single_agent"} and len(agents) == 3  # one re-ask for the unknown object, then done
+    assert all(r["has_image"] for r in srv.script.requests)
+    assert world.objects["green_block"].pos[2] > world.objects["red_block"].pos[2] + 0.03

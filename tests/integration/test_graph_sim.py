@@ -105,3 +105,29 @@ def test_llm_backend_without_endpoint_exits_2(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("MALLVI_BASE_URL", raising=False)
     assert main(["run", "pick up the red block", "--task", "stack_blocks_three", "--backend", "llm"]) == 2
     assert "base URL" in capsys.readouterr().err
+
+
+def test_cli_approval_abort_moves_nothing_and_pause_resumes_from_the_checkpoint(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    import io
+
+    args = ["run", "stack the green block on the red block", "--task", "stack_blocks_three", "--seed", "2",
+            "--approve", "--json", "--quiet", "--trace-dir", str(tmp_path / "run")]
+    rec = _Recorder(monkeypatch)
+    monkeypatch.setattr("sys.stdin", io.StringIO("b\n"))
+    assert main(args) == 1
+    aborted = json.loads(capsys.readouterr().out)
+    assert aborted["status"] == "aborted"
+    for side in ("left", "right"):
+        np.testing.assert_allclose(rec.end["joints"][side], rec.start["joints"][side], atol=1e-6)
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("p\n"))
+    assert main(args) == 1
+    paused = json.loads(capsys.readouterr().out)
+    assert paused["status"] == "paused" and paused["thread_id"]
+    assert (tmp_path / "run" / "checkpoints.sqlite").exists()
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("a\n"))
+    assert main([*args, "--resume", paused["thread_id"]]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["status"] == "succeeded" and done["success"] and done["thread_id"] == paused["thread_id"]
