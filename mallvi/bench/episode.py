@@ -100,6 +100,8 @@ def seed_global_rngs(seed: int) -> None:
 def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter) -> dict[str, Any]:
     try:
         agent = make_agent(cfg, task)
+        if hasattr(agent, "trace"):
+            agent.trace = trace
         if isinstance(task, GroundingTask):
             stats = run_grounding(task, world, agent, trace)
             score = task.score(world, stats.answers)

@@ -115,6 +115,8 @@ def test_planner_turns_feedback_history_and_success(tmp_path: Path, server: _Ser
     events = read_events(tmp_path / rec["trace"])
     assert "sk-test" not in json.dumps(events)
     assert [e["skill"] for e in events if e["kind"] == "actor_command"][-1] == "place_actor"
+    calls = [e for e in events if e["kind"] == "llm_call"]
+    assert len(calls) == 3 and calls[0]["model"] == "planner-x" and calls[0]["tokens_in"] == 10
 
 
 def test_grounding_answers_are_parsed_and_scored(tmp_path: Path, server: _Server) -> None:

@@ -25,6 +25,7 @@ from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.logviz.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class SingleAgent:
     def __init__(self, chat: Any, model: str) -> None:
         self.chat = chat
         self.model = model
+        self.trace: TraceWriter | None = None  # set by the episode runner; every call is recorded there
 
     @staticmethod
     def from_config(cfg: BenchConfig) -> SingleAgent:
@@ -154,6 +156,19 @@ class SingleAgent:
         content: list[str | dict[str, Any]] = [{"type": "text", "text": text}]
         content.append({"type": "image_url", "image_url": {"url": png_data_url(world.observe("head").rgb)}})
         t0 = time.perf_counter()
-        reply = self.chat.invoke([HumanMessage(content=content)])
-        log.debug("single agent: %.2f s", time.perf_counter() - t0)
-        return reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        try:
+            reply = self.chat.invoke([HumanMessage(content=content)])
+        except Exception as e:
+            self._record(text, "", time.perf_counter() - t0, None, f"{type(e).__name__}: {e}")
+            raise
+        out = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        self._record(text, out, time.perf_counter() - t0, getattr(reply, "usage_metadata", None), None)
+        return out
+
+    def _record(self, prompt: str, response: str, latency_s: float, usage: Any, error: str | None) -> None:
+        if self.trace is None:
+            return
+        usage = usage or {}
+        self.trace.emit("llm_call", node="single", model=self.model, prompt=prompt, response=response,
+                        latency_s=latency_s, tokens_in=usage.get("input_tokens"), tokens_out=usage.get("output_tokens"),
+                        error=error)  # fmt: skip
