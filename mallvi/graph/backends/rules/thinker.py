@@ -46,9 +46,10 @@ def relay_spot(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject
     return (0.0, RELAY_Y_CHOICES_M[0])
 
 
-def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float]) -> list[SkillCall]:
+def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
+                 grasp_args: dict[str, float] | None = None) -> list[SkillCall]:
     return [
-        SkillCall(skill="grasp_actor", arm=arm, object=obj_id),  # type: ignore[arg-type]
+        SkillCall(skill="grasp_actor", arm=arm, object=obj_id, args=dict(grasp_args or {})),  # type: ignore[arg-type]
         SkillCall(skill="place_actor", arm=arm, object=obj_id, target_pose=[*target_xyz, *DOWN_WXYZ],  # type: ignore[arg-type]
                   args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
         SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
@@ -64,6 +65,16 @@ def _holding_arm(ctx: GraphContext, subtask: Subtask) -> str | None:
         if subtask.arm_hint in (None, "one", "both", arm) and ctx.gripper_holding(side):
             return arm
     return None
+
+
+def _retry_grasp(attempt: int, feedback: str | None) -> dict[str, float] | None:
+    """After a failed approach or grasp: a shorter straight approach, then also another grasp point."""
+    if attempt < 1 or feedback is None or not any(w in feedback.lower() for w in ("approach", "grasp")):
+        return None
+    args: dict[str, float] = {"pre_grasp_dis": 0.1 - 0.02 * min(attempt, 3)}
+    if attempt >= 2:
+        args["contact_point_id"] = attempt % 4
+    return args
 
 
 def side_of(obj: SceneObject) -> str:
@@ -127,10 +138,12 @@ class RulesThinker:
             calls = _grasp_place(holder, obj.id, target_xyz)[1:]
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
-        return self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z)
+        return self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z,
+                           _retry_grasp(attempt, feedback))
 
     def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
-               localized: dict[str, SceneObject], scene: SceneMemory, table_z: float) -> ActionPlan:
+               localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
+               grasp_args: dict[str, float] | None = None) -> ActionPlan:
         """Grasp and place; when no single arm reaches both ends, relay through a free spot in the middle."""
         ox, oy = obj.position_m[0], obj.position_m[1]
         tx, ty = target_xyz[0], target_xyz[1]
@@ -138,7 +151,7 @@ class RulesThinker:
         arms = [arm] if forced else [arm, other(arm)]
         for a in arms:
             if reachable(a, ox, oy) and reachable(a, tx, ty, target_xyz[2] - table_z):
-                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz), rationale=(
+                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args), rationale=(
                     f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
         giver = side_of(obj) if not forced else arm
         taker = other(giver)
@@ -147,7 +160,8 @@ class RulesThinker:
                                + (f" with the {arm} arm only" if forced else ""))
         mx, my = relay_spot(obj.id, scene, localized, target_xyz)
         relay = (mx, my, table_z)
-        return ActionPlan(calls=[*_grasp_place(giver, obj.id, relay), *_grasp_place(taker, obj.id, target_xyz)],
+        calls = [*_grasp_place(giver, obj.id, relay, grasp_args), *_grasp_place(taker, obj.id, target_xyz)]
+        return ActionPlan(calls=calls,
                           rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), "
                                     f"the {taker} arm takes it to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})")
 
