@@ -49,6 +49,29 @@ def calibrate(source: str, score: float, config: FusionConfig) -> float:
     return float(np.clip(score, 0.0, 1.0))
 
 
+def fit_platt(raw_scores: Sequence[float], correct: Sequence[bool], iterations: int = 50,
+              l2: float = 1e-3) -> tuple[float, float]:
+    """Fit Platt parameters (a, b) of p = sigmoid(a * score + b) to labelled detections (Newton's method on the
+    log-loss with a small L2 penalty and Platt's smoothed targets). Use the result in ``FusionConfig.platt``."""
+    s = np.asarray(raw_scores, dtype=float)
+    y = np.asarray(correct, dtype=bool)
+    if s.shape != y.shape or s.size < 2:
+        raise ValueError("fit_platt needs at least two scores and one label per score")
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    X = np.stack([s, np.ones_like(s)], axis=1)
+    w = np.zeros(2)
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        grad = X.T @ (p - t) + l2 * w
+        H = (X * (p * (1.0 - p))[:, None]).T @ X + l2 * np.eye(2)
+        step = np.linalg.solve(H, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return float(w[0]), float(w[1])
+
+
 def _compatible(a: Detection, b: Detection) -> bool:
     return a.color is None or b.color is None or a.color == b.color
 

@@ -140,3 +140,17 @@ def test_white_is_searched_only_when_asked_for() -> None:
     assert [d.label for d in det.detect(obs, [])] == ["red block"]  # grey robot links would read as white
     (white,) = det.detect(obs, ["the white cube"])
     assert white.color == "white" and _best_iou(white, obs) == ("white_block", pytest.approx(1.0, abs=0.1))
+
+
+def test_platt_fit_recovers_the_score_to_probability_map() -> None:
+    from mallvi.perception.fusion import FusionConfig, calibrate, fit_platt
+
+    rng = np.random.default_rng(0)
+    raw = rng.uniform(0.0, 0.6, 4000)
+    correct = rng.random(raw.size) < 1.0 / (1.0 + np.exp(-(12.0 * raw - 3.0)))
+    a, b = fit_platt(raw, correct)
+    assert a == pytest.approx(12.0, rel=0.15) and b == pytest.approx(-3.0, rel=0.15)
+    cfg = FusionConfig(platt={"owlv2": (a, b)})
+    assert calibrate("owlv2", 0.25, cfg) == pytest.approx(0.5, abs=0.05)
+    with pytest.raises(ValueError, match="at least two"):
+        fit_platt([0.5], [True])
