@@ -284,7 +284,7 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--checkpoint", help="SQLite checkpoint file (default: TRACE_DIR/checkpoints.sqlite)")
     p.add_argument("--dry-run", action="store_true", help="plan and think, stop before the first motion")
     p.add_argument("--contingency", help="fault injection level (none|easy|medium|hard|custom)")
-    p.add_argument("--trace-dir", help="where the trace goes (default: mallvi_runs/<time>-<task>-<seed>)")
+    p.add_argument("--trace-dir", help="where the trace goes (default: runs/<time>-<task>-<seed>)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 

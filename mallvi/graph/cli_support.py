@@ -28,7 +28,7 @@ def config_from_args(args: Any) -> RunConfig:
     )
 
 
-def default_trace_dir(task: str, seed: int, root: str | Path = "mallvi_runs") -> Path:
+def default_trace_dir(task: str, seed: int, root: str | Path = "runs") -> Path:
     return Path(root) / f"{time.strftime('%Y%m%d-%H%M%S')}-{task}-{seed}"
 
 
@@ -50,6 +50,8 @@ def summary_lines(r: RunResult) -> list[str]:
         lines.append(f"  goal {c.predicate}: {'holds' if c.holds else 'does NOT hold'} ({c.detail})")
     if r.refusal:
         lines.append(f"refused: {r.refusal}")
+    for call in r.planned_calls:
+        lines.append(f"  planned: {call}")
     if r.failure_report:
         lines.append(f"failure: {r.failure_report.get('reason')}")
     lines.append(f"wall time: {r.wall_s:.1f} s; llm calls: {r.llm_calls.get('calls', 0)}")

@@ -55,6 +55,7 @@ class RunResult(BaseModel):
     failure_report: dict[str, Any] | None = None
     refusal: str | None = None
     thread_id: str | None = None
+    planned_calls: list[dict[str, Any]] = Field(default_factory=list, description="dry run: the first skill calls")
 
     @property
     def exit_code(self) -> int:
@@ -153,6 +154,8 @@ def run_in_sim(
             transitions=outcome.transitions, trace=str(trace_dir) if trace_dir is not None else None,
             failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
             refusal=outcome.refusal, thread_id=outcome.thread_id,
+            planned_calls=[c.model_dump(mode="json") for c in plan.calls]
+            if outcome.status == "planned" and (plan := state.get("action_plan")) is not None else [],
         )
         if trace is not None:
             trace.emit("run_end", status=result.status, success=result.success, graph_success=result.graph_success,
