@@ -131,3 +131,40 @@ def test_cli_approval_abort_moves_nothing_and_pause_resumes_from_the_checkpoint(
     assert main([*args, "--resume", paused["thread_id"]]) == 0
     done = json.loads(capsys.readouterr().out)
     assert done["status"] == "succeeded" and done["success"] and done["thread_id"] == paused["thread_id"]
+
+
+def test_cli_llm_backend_in_the_simulator_over_http(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    import sys
+    from pathlib import Path
+
+    from mallvi.logviz.trace import read_events
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.fixtures.graph_openai_server import FakeOpenAIServer
+
+    plan = {"subtasks": [{"text": "stack the green block on the red block", "action": "stack",
+                          "obj": {"phrase": "the green block", "color": "green", "label": "block"},
+                          "target": {"phrase": "the red block", "color": "red", "label": "block"}, "relation": "on",
+                          "post": [{"relation": "on", "args": ["green_block", "red_block"]}]}],
+            "goal": [{"relation": "on", "args": ["green_block", "red_block"]}]}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-test-key-0000")
+    with FakeOpenAIServer() as srv:
+        srv.script.defaults.update(
+            decomposer=json.dumps(plan), descriptor=json.dumps({"objects": [], "relations": []}),
+            perceptor=json.dumps({"focus": ["green_block", "red_block"]}),
+            grounder=json.dumps({"choices": {"green_block": 0, "red_block": 0}}),
+            reflector=json.dumps({"verdict": "success", "explanation": "stacked"}))
+        code = main(["run", "stack the green block on the red block", "--task", "stack_blocks_three", "--seed", "2",
+                     "--backend", "llm", "--agent-backend", "thinker=rules", "--base-url", srv.base_url,
+                     "--llm-model", "m-text", "--vlm-model", "m-vision", "--json", "--quiet",
+                     "--trace-dir", str(tmp_path / "llm")])
+        agents = set(srv.script.agents_called())
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["success"] and result["graph_success"]
+    assert agents == {"decomposer", "descriptor", "perceptor", "grounder", "reflector"}
+    assert result["llm_calls"]["calls"] == 5
+    events = read_events(tmp_path / "llm")
+    llm_events = [e for e in events if e["kind"] == "llm_call"]
+    assert {e["node"] for e in llm_events} == agents
+    assert "sk-secret-test-key-0000" not in (tmp_path / "llm" / "events.jsonl").read_text()
