@@ -156,8 +156,7 @@ class Perception:
             except LocalizationError as e:
                 log.info("describe: skipping %s: %s", det.label, e)
                 continue
-            q = parse_query(det.label)
-            label = q.label or "object"
+            label = refine_label(parse_query(det.label).label or "object", loc.extent_m)
             objects.append(SceneObject(
                 id=object_id(det.color, label, [o.id for o in objects]), label=label, color=det.color,
                 size_class=size_class(loc.extent_m), position_world=loc.position_world, extent_m=loc.extent_m,
@@ -167,6 +166,14 @@ class Perception:
         if remember:
             self.memory = graph
         return graph
+
+
+def refine_label(label: str, extent_m: tuple[float, float, float]) -> str:
+    """A weight-free detector's "block" that is flat (under 2 cm and under a third of its width) is a "pad"."""
+    dx, dy, dz = extent_m
+    if label == "block" and dz < 0.02 and dz < min(dx, dy) / 3.0:
+        return "pad"
+    return label
 
 
 def visible_in(graph: SceneGraph, obs: Observation) -> list[str]:

@@ -91,8 +91,9 @@ class MaskGeometry:
     n_points: int
 
 
-def support_z(obs: Observation, bin_m: float = 0.004) -> float | None:
-    """Height of the dominant horizontal surface (the table) from the depth image; None without depth."""
+def support_z(obs: Observation, bin_m: float = 0.004, min_level_frac: float = 0.3) -> float | None:
+    """Height of the table from the depth image: the highest height level holding at least ``min_level_frac`` of
+    the most populated level's points (and 2 % of all points); None without depth."""
     valid = (obs.depth_m > 0) & np.isfinite(obs.depth_m)
     if valid.sum() < 100:
         return None
@@ -104,7 +105,9 @@ def support_z(obs: Observation, bin_m: float = 0.004) -> float | None:
     if hi - lo < bin_m:
         return float(np.median(z))
     hist, edges = np.histogram(z, bins=max(1, int(np.ceil((hi - lo) / bin_m))), range=(lo, hi))
-    k = int(np.argmax(hist))
+    # the highest strongly populated level: a floor seen around the table can hold more pixels than the table
+    strong = np.nonzero(hist >= max(min_level_frac * hist.max(), 0.02 * z.size))[0]
+    k = int(strong.max()) if strong.size else int(np.argmax(hist))
     band = z[(z >= edges[k] - bin_m) & (z <= edges[k + 1] + bin_m)]
     return float(np.median(band))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mallvi.perception.detectors import make_detector
@@ -17,11 +18,14 @@ def _centres(world) -> dict[str, tuple[float, float, float]]:  # type: ignore[no
             if o.label == "block"}
 
 
-@pytest.mark.parametrize(("scene", "seed"), [("stack_blocks_three", 100000), ("grounding_dense", 100001),
-                                             ("grounding_sparse", 100002), ("grounding_cluttered", 100003)])
-def test_color_and_sim_perception_find_every_block_and_its_centre(scene: str, seed: int) -> None:
-    with sim.SimWorld.create(scene, seed) as world:
-        obs = world.observe("head")
+@pytest.mark.parametrize(("scene", "seed", "camera"), [
+    ("stack_blocks_three", 100000, "head"), ("grounding_dense", 100001, "head"),
+    ("grounding_sparse", 100002, "head"), ("grounding_cluttered", 100003, "head"),
+    ("grounding_dense", 100004, "front"),  # third-person view: the floor around the table fills much of it
+])
+def test_color_and_sim_perception_find_every_block_and_its_centre(scene: str, seed: int, camera: str) -> None:
+    with sim.SimWorld.create(scene, seed, cameras=(camera,)) as world:
+        obs = world.observe(camera)
         truth = truth_from_sim(obs, _centres(world))
         assert all(t.mask_box is not None for t in truth)
         for mode in ("color", "sim"):
@@ -82,3 +86,18 @@ def test_scene_graph_relations_match_the_simulator(seed: int) -> None:
             assert "right_of" in graph.relation("green_block", "red_block")
             assert "behind" in graph.relation("yellow_block", "red_block")
             assert "left_of" in graph.relation("red_block", "green_block")
+
+
+def test_handover_scene_tall_block_and_flat_pad() -> None:
+    with sim.SimWorld.create("handover_block", 100005) as world:
+        obs = world.observe("head")
+        graph = make_perception("color").describe(obs)
+        assert sorted(o.id for o in graph.objects) == ["blue_pad", "red_block"]
+        block, pad = graph.get("red_block"), graph.get("blue_pad")
+        truth_block = world.truth.get_object("red_block").points["center"].position_m
+        assert np.linalg.norm(np.asarray(block.position_world) - truth_block) < 0.005
+        assert block.extent_m[2] == pytest.approx(world.objects["red_block"].size_m[2], abs=0.005)
+        assert pad.extent_m[2] == pytest.approx(world.objects["blue_pad"].size_m[2], abs=0.004)
+        assert pad.top_world is not None
+        pad_top = world.truth.get_object("blue_pad").pose.position_m[2] + world.objects["blue_pad"].size_m[2]
+        assert pad.top_world[2] == pytest.approx(pad_top, abs=0.003)
