@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from mallvi.graph.backends.base import CallLog, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
-from mallvi.graph.backends.rules.grammar import check_consistency
+from mallvi.graph.backends.rules.plan_checks import check_consistency
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
