@@ -15,7 +15,7 @@ No input detections -> an empty list.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -98,9 +98,15 @@ def fuse(
     scene_graph: SceneGraph | None = None,
     config: FusionConfig | None = None,
     obs: Observation | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[Detection]:
-    """Fused detections (source "fused"), best first; ``obs`` enables the scene graph's position check."""
+    """Fused detections (source "fused"), best first.
+
+    ``obs`` enables the scene graph's position check; ``weights`` overrides detectors' reliabilities.
+    """
     cfg = config or FusionConfig()
+    if weights:
+        cfg = replace(cfg, reliability={**cfg.reliability, **weights})
     items: list[tuple[float, str, Detection]] = []
     for source, dets in detections_by_detector.items():
         r = float(cfg.reliability.get(source, 0.5))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mallvi.perception.detectors import make_detector
-from mallvi.perception.fusion import fuse
+from mallvi.perception.fusion import FusionConfig, fuse
 from mallvi.perception.observation import Observation
 from mallvi.perception.scene_graph import SceneGraph, SceneObject
 from mallvi.perception.synthetic import SynthBox, degrade, head_camera, random_blocks, render
@@ -112,6 +112,15 @@ def test_fusion_merges_agreeing_detectors_and_keeps_their_scores() -> None:
     assert fused[1].score < top.score
 
 
+def test_fusion_weights_rank_detectors() -> None:
+    dets = {"color": [_d((100, 100, 140, 140), 0.8, "color")],
+            "owlv2": [_d((300, 50, 340, 90), 0.8, "owlv2", "red")]}
+    default = fuse(dets, config=FusionConfig(platt={}))
+    assert default[0].scores.keys() == {"color"}  # colour is trusted more (0.9 vs 0.75)
+    flipped = fuse(dets, config=FusionConfig(platt={}), weights={"owlv2": 1.0, "color": 0.2})
+    assert flipped[0].scores.keys() == {"owlv2"}
+
+
 def test_fusion_does_not_merge_different_colours_and_returns_nothing_for_nothing() -> None:
     fused = fuse({"color": [_d((100, 100, 140, 140), 0.8, "color")],
                   "grounding_dino": [_d((101, 100, 140, 141), 0.6, "grounding_dino", "blue")]})
@@ -143,7 +152,7 @@ def test_white_is_searched_only_when_asked_for() -> None:
 
 
 def test_platt_fit_recovers_the_score_to_probability_map() -> None:
-    from mallvi.perception.fusion import FusionConfig, calibrate, fit_platt
+    from mallvi.perception.fusion import calibrate, fit_platt
 
     rng = np.random.default_rng(0)
     raw = rng.uniform(0.0, 0.6, 4000)
