@@ -138,7 +138,7 @@ class Perception:
         return Localized3D(
             detection=detection, mask=mask, grasp=gp, grasp_world=grasp_world,  # type: ignore[arg-type]
             yaw_rad=geo.top_yaw_rad, position_world=geo.center_world, top_world=geo.top_world,
-            extent_m=geo.extent_m, score=detection.score,
+            extent_m=geo.extent_m, score=detection.score, size_m=geo.size_m, object_yaw_rad=geo.yaw_rad,
         )
 
     def describe(self, obs: Observation, remember: bool = True) -> SceneGraph:
@@ -160,7 +160,7 @@ class Perception:
             objects.append(SceneObject(
                 id=object_id(det.color, label, [o.id for o in objects]), label=label, color=det.color,
                 size_class=size_class(loc.extent_m), position_world=loc.position_world, extent_m=loc.extent_m,
-                score=det.score, top_world=loc.top_world,
+                score=det.score, top_world=loc.top_world, yaw_rad=loc.object_yaw_rad, size_m=loc.size_m,
             ))
         graph = SceneGraph.build(objects, self.relations)
         if remember:

@@ -82,13 +82,19 @@ def erode(mask: NDArray[np.bool_], px: int) -> NDArray[np.bool_]:
 
 @dataclass(frozen=True)
 class MaskGeometry:
-    """What the 3D points of one mask say about the object (world frame, metres)."""
+    """What the 3D points of one mask say about the object (world frame, metres).
+
+    ``extent_m`` is axis-aligned in the world; ``size_m`` is in the object's frame, whose x axis has world yaw
+    ``yaw_rad`` (the footprint rectangle's first side; a box's yaw is only defined modulo pi/2).
+    """
 
     center_world: tuple[float, float, float]
     top_world: tuple[float, float, float]
     extent_m: tuple[float, float, float]
     top_yaw_rad: float
     n_points: int
+    size_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    yaw_rad: float = 0.0
 
 
 def support_z(obs: Observation, bin_m: float = 0.004, min_level_frac: float = 0.3) -> float | None:
@@ -129,22 +135,24 @@ def wrap_half_turn(angle_rad: float) -> float:
     return np.pi / 2 if r <= -np.pi / 2 + 1e-12 else r
 
 
-def footprint(xy: NDArray[np.float64], trim_pct: float = 1.0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Centre and side lengths of the oriented rectangle bounding ``xy`` (percentile-trimmed against outliers).
+def footprint(xy: NDArray[np.float64], trim_pct: float = 1.0
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """Centre, side lengths and yaw (of the first side, rad) of the oriented rectangle bounding ``xy``
+    (percentile-trimmed against outliers).
 
     A box's visible faces all project into its footprint, so even when its top is hidden (an object stacked on
     it) the side faces' points still span the footprint's near edges and the rectangle recovers its centre.
     """
     if xy.shape[0] < 3:
         c = xy.mean(axis=0) if xy.shape[0] else np.zeros(2)
-        return c, np.zeros(2)
+        return c, np.zeros(2), 0.0
     (_, _), (_, _), angle_deg = cv2.minAreaRect((xy * 1000.0).astype(np.float32))
     a = np.deg2rad(angle_deg)
     R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     local = xy @ R  # coordinates along the rectangle's axes
     lo = np.percentile(local, trim_pct, axis=0)
     hi = np.percentile(local, 100.0 - trim_pct, axis=0)
-    return R @ (0.5 * (lo + hi)), hi - lo
+    return R @ (0.5 * (lo + hi)), hi - lo, float(a)
 
 
 def _hidden_depth_correction(
@@ -205,8 +213,11 @@ def mask_geometry(
     body = pts[pts[:, 2] > z_bottom + 0.003]
     if body.shape[0] < 10:
         body = pts
-    c_xy, sides = footprint(body[:, :2])
-    c_xy = _hidden_depth_correction(c_xy, sides, body[:, :2], z_top - z_bottom, obs.T_world_cam[:2, 3])
+    c_xy, sides, side_yaw = footprint(body[:, :2])
+    corrected = _hidden_depth_correction(c_xy, sides, body[:, :2], z_top - z_bottom, obs.T_world_cam[:2, 3])
+    if not np.allclose(corrected, c_xy):
+        sides = np.full(2, float(max(sides)))  # the square footprint the correction assumed
+    c_xy = corrected
     x_c, y_c = float(c_xy[0]), float(c_xy[1])
     lo_xy = np.percentile(pts[:, :2], 2, axis=0)
     hi_xy = np.percentile(pts[:, :2], 98, axis=0)
@@ -221,6 +232,8 @@ def mask_geometry(
         extent_m=(dx, dy, float(max(z_top - z_bottom, 0.0))),
         top_yaw_rad=_top_yaw(top[:, :2]),
         n_points=int(pts.shape[0]),
+        size_m=(float(sides[0]), float(sides[1]), float(max(z_top - z_bottom, 0.0))),
+        yaw_rad=wrap_half_turn(side_yaw),
     )
 
 

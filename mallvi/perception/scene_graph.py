@@ -36,7 +36,11 @@ class RelationThresholds:
 
 @dataclass(frozen=True)
 class SceneObject:
-    """One object in the scene graph (world frame, metres)."""
+    """One object in the scene graph (world frame, metres).
+
+    ``extent_m`` is the axis-aligned world extent (used by the relations); ``size_m`` (when known) is the size
+    in the object's frame, whose x axis has world yaw ``yaw_rad``.
+    """
 
     id: str
     label: str
@@ -46,6 +50,8 @@ class SceneObject:
     extent_m: tuple[float, float, float]
     score: float
     top_world: tuple[float, float, float] | None = None
+    yaw_rad: float = 0.0
+    size_m: tuple[float, float, float] | None = None
 
     @property
     def phrase(self) -> str:
@@ -56,17 +62,21 @@ class SceneObject:
         d["position_world"] = list(self.position_world)
         d["extent_m"] = list(self.extent_m)
         d["top_world"] = list(self.top_world) if self.top_world is not None else None
+        d["size_m"] = list(self.size_m) if self.size_m is not None else None
         return d
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> SceneObject:
         top = d.get("top_world")
+        size = d.get("size_m")
         return SceneObject(
             id=str(d["id"]), label=str(d["label"]), color=d.get("color"), size_class=str(d["size_class"]),
             position_world=tuple(float(x) for x in d["position_world"]),  # type: ignore[arg-type]
             extent_m=tuple(float(x) for x in d["extent_m"]),  # type: ignore[arg-type]
             score=float(d["score"]),
             top_world=tuple(float(x) for x in top) if top is not None else None,  # type: ignore[arg-type]
+            yaw_rad=float(d.get("yaw_rad", 0.0)),
+            size_m=tuple(float(x) for x in size) if size is not None else None,  # type: ignore[arg-type]
         )
 
 

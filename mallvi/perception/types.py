@@ -161,6 +161,8 @@ class Localized3D:
         top_world: centre of the object's top surface (m).
         extent_m: axis-aligned world extent (dx, dy, dz) in metres.
         score: the detection's score.
+        size_m: size in the object's own frame (x along ``object_yaw_rad``, y across, z up), metres.
+        object_yaw_rad: world yaw of the object's x axis (its footprint rectangle's first side).
     """
 
     detection: Detection
@@ -172,9 +174,13 @@ class Localized3D:
     top_world: tuple[float, float, float]
     extent_m: tuple[float, float, float]
     score: float
+    size_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    object_yaw_rad: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "size_m": list(self.size_m),
+            "object_yaw_rad": self.object_yaw_rad,
             "detection": self.detection.to_dict(),
             "mask_area_px": int(self.mask.sum()),
             "grasp": self.grasp.to_dict(),
