@@ -330,8 +330,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                           contingency=args.contingency, llm=llm, save_images=not args.no_images)  # fmt: skip
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
-        results = run_bench(cfg, args.out, workers=args.workers, ray_address=args.ray_address,
-                            on_progress=_bench_progress_printer(args.quiet))  # type: ignore[arg-type]
+        with _native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
+            results = run_bench(cfg, args.out, workers=args.workers, ray_address=args.ray_address,
+                                on_progress=_bench_progress_printer(args.quiet))  # type: ignore[arg-type]
     except (ValueError, RunDirError) as e:
         raise UsageError(str(e)) from e
     if args.json:

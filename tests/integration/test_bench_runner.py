@@ -54,8 +54,9 @@ def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path
     assert 2 <= len(before) < 4, "the run should have been killed midway"
     assert not (out / "results.json").exists()
 
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tasks"][TASK]["episodes"] == 4  # stdout is only the JSON
     after = episodes.read_text().splitlines()
     assert after[: len(before)] == before  # finished episodes were kept, not rerun
     seeds = [json.loads(line)["seed"] for line in after]
