@@ -56,6 +56,7 @@ class RunResult(BaseModel):
     refusal: str | None = None
     thread_id: str | None = None
     planned_calls: list[dict[str, Any]] = Field(default_factory=list, description="dry run: the first skill calls")
+    faults_injected: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -109,7 +110,12 @@ def run_in_sim(
     create_kw: dict[str, Any] = {}
     if cfg.contingency not in (None, "none"):
         create_kw["contingency"] = cfg.contingency
-    world = SimWorld.create(task, seed, **create_kw)
+    from mallvi.sim_bridge.contingency_profile import ContingencySpecError
+
+    try:
+        world = SimWorld.create(task, seed, **create_kw)
+    except ContingencySpecError as e:
+        raise ConfigError(f"--contingency: {e}") from e
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
     try:
         text = instruction if instruction is not None else world.instruction
@@ -157,7 +163,11 @@ def run_in_sim(
             planned_calls=[c.model_dump(mode="json") for c in plan.calls]
             if outcome.status == "planned" and (plan := state.get("action_plan")) is not None else [],
         )
+        faults = list(getattr(world, "injected_faults", []))
+        result.faults_injected = len(faults)
         if trace is not None:
+            for f in faults:
+                trace.emit("fault_injected", skill=f.get("skill"), fault=f.get("kind"), detail=f)
             trace.emit("run_end", status=result.status, success=result.success, graph_success=result.graph_success,
                        wall_s=result.wall_s, failure_report=result.failure_report or result.refusal)
         return result

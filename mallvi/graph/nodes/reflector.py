@@ -14,15 +14,16 @@ from langgraph.runtime import Runtime
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import current_subtask
-from mallvi.graph.schemas import RETRYABLE_AGENTS, ActorReport, FailureReport, Verdict
+from mallvi.graph.schemas import RETRYABLE_AGENTS, ActorReport, FailureReport, SceneObject, Verdict
 from mallvi.graph.state import GraphState
+from mallvi.perception.observation import Observation
 
 
-def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, list[str]]:
+def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, list[str], Observation | None]:
     err = state.get("stage_error")
     if err is not None:
         return Verdict(verdict="failure", failure_category=f"{err.agent}_failed", blamed_agent=err.agent,
-                       explanation=err.message), []
+                       explanation=err.message), [], None
     report = state.get("actor_report") or ActorReport(ok=False, message="the actor did not run")
     obs = ctx.observe()
     image_id = ctx.artifacts.put("reflector", obs.rgb, node="reflector")
@@ -31,7 +32,17 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     except AgentError as e:
         v = Verdict(verdict="failure", failure_category="reflector_failed", blamed_agent="thinker",
                     explanation=f"no usable verdict: {e}")
-    return v, [image_id]
+    return v, [image_id], obs
+
+
+def refreshed(localized: dict[str, SceneObject], fresh: list[SceneObject]) -> dict[str, SceneObject]:
+    """The localised objects moved to where a fresh scan sees them (same colour and label, unambiguous)."""
+    out = dict(localized)
+    for oid, old in localized.items():
+        same = [o for o in fresh if o.color == old.color and o.label == old.label]
+        if len(same) == 1:
+            out[oid] = old.model_copy(update={"position_m": same[0].position_m, "size_m": same[0].size_m})
+    return out
 
 
 def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
@@ -65,8 +76,11 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
 def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     log = CallLog()
-    v, images = judge(state, ctx, log)
+    v, images, obs = judge(state, ctx, log)
     update = decide(state, ctx, v)
+    if obs is not None and update.get("retry_from") in ("thinker", "actor"):
+        # the memory the retry works from is updated to what the Reflector just saw (objects may have moved)
+        update["localized"] = refreshed(state.get("localized", {}), ctx.perception.scan(obs))
     update.update(llm_calls=log.records, image_ids=images)
     return update
 

@@ -33,11 +33,14 @@ class RulesReflector:
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
         ctx: GraphContext, log: CallLog,
     ) -> Verdict:
-        if not report.ok:
-            return Verdict(verdict="failure", failure_category="execution_failed",
-                           blamed_agent=report.failed_stage or "actor", explanation=report.message)
         fresh = ctx.perception.scan(obs)
         cands = candidates_of(fresh)
+        if not report.ok:
+            blamed = report.failed_stage or "actor"
+            if blamed in ("projector", "actor") and _moved(subtask, before, fresh):
+                blamed = "grounder"  # the object was pushed or dropped: find it again before retrying
+            return Verdict(verdict="failure", failure_category="execution_failed", blamed_agent=blamed,
+                           explanation=report.message)
         boxes: dict[str, Box] = {}
         key = subtask.obj.key()
         remembered: list[str] = []
@@ -87,6 +90,16 @@ class RulesReflector:
                            explanation=f"{subtask.obj.phrase} did not move: {text}")
         return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                        explanation=text)
+
+
+def _moved(subtask: Subtask, before: dict[str, SceneObject], fresh: list[SceneObject]) -> bool:
+    """Whether the subtask's object is now more than MOVED_MIN_M from where it was localised (or gone)."""
+    try:
+        old = before[resolve(subtask.obj, candidates_of(list(before.values())), allow_color_only=True).name]
+        now = next(o for o in fresh if o.id == resolve(subtask.obj, candidates_of(fresh), allow_color_only=True).name)
+    except (ResolutionError, KeyError, StopIteration):
+        return True
+    return math.dist(old.position_m, now.position_m) > MOVED_MIN_M
 
 
 def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
