@@ -1,7 +1,7 @@
 """Figures for the agent graph: `mallvi run --backend rules` success over seeds, wall time, graph overhead.
 
 Usage: .venv/bin/python scripts/graph_figures.py [--seeds 20] [--workers 2] [--perception color]
-       [--agent mallvi|no-reflector|single] [--out DIR]
+       [--agent mallvi|no-reflector|single] [--contingency LEVEL] [--cases 0,1] [--out DIR]
 
 For each benchmark instruction it runs the graph in the simulator on seeds 0..N-1 (one process per worker, worlds
 built in-process like `mallvi run`) and prints: success rate (simulator truth), the graph's own success rate,
@@ -28,13 +28,13 @@ CASES = [
 ]
 
 
-def _run(job: tuple[str, str, int, str, str]) -> dict[str, Any]:
+def _run(job: tuple[str, str, int, str, str, str | None]) -> dict[str, Any]:
     from mallvi.config import RunConfig
     from mallvi.graph.sim_run import run_in_sim
 
-    instruction, task, seed, perception, agent = job
+    instruction, task, seed, perception, agent, contingency = job
     cfg = RunConfig(perception=perception, reflector=agent != "no-reflector",  # type: ignore[arg-type]
-                    single_agent=agent == "single")
+                    single_agent=agent == "single", contingency=contingency)
     t0 = time.perf_counter()
     try:
         r = run_in_sim(instruction, task, seed, cfg)
@@ -56,10 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default="all", help="comma-separated case numbers (0-3) or all")
     ap.add_argument("--agent", default="mallvi", choices=["mallvi", "no-reflector", "single"],
                     help="the full graph or one of the ablations")
+    ap.add_argument("--contingency", default=None, help="fault injection level (easy|medium|hard|kind=p,...)")
     ap.add_argument("--out", default="figures/graph")
     args = ap.parse_args(argv)
     cases = CASES if args.cases == "all" else [CASES[int(i)] for i in args.cases.split(",")]
-    jobs = [(ins, task, s, args.perception, args.agent) for ins, task in cases
+    jobs = [(ins, task, s, args.perception, args.agent, args.contingency) for ins, task in cases
             for s in range(args.seed_start, args.seed_start + args.seeds)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "graph_figures.json").write_text(json.dumps(rows, indent=1))
-    lines = [f"# Agent graph ({args.agent}), rules backend, perception={args.perception}, seeds "
+    lines = [f"# Agent graph ({args.agent}), rules backend, perception={args.perception}, "
+             f"contingency={args.contingency or 'none'}, seeds "
              f"{args.seed_start}..{args.seed_start + args.seeds - 1}", "",
              "| instruction | task | success | graph believes | mean wall s | overhead ms/transition |",
              "|---|---|---|---|---|---|"]

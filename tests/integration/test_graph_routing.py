@@ -162,3 +162,13 @@ def test_single_agent_ablation_plans_without_per_step_perception() -> None:
     assert set(out.node_sequence) == {"planner", "actor"} and out.node_sequence.count("actor") == 3
     xs = [world.objects[f"{c}_block"].pos[0] for c in ("red", "green", "blue")]
     assert xs == sorted(xs)
+
+
+def test_a_silent_misplacement_is_retried_from_the_reflectors_fresh_view() -> None:
+    world = _world_offset()  # the place lands 8 cm off and reports success
+    out, _ = drive(fake_context(world), "stack the green block on the red block")
+    assert out.status == "succeeded" and out.attempts == {"0": 1}  # one retry, no wasted attempt on stale positions
+    seq = out.node_sequence
+    first = seq.index("reflector")
+    assert seq[first + 1] == "thinker" and seq.count("grounder") == 1
+    assert abs(world.objects["green_block"].pos[0] - world.objects["red_block"].pos[0]) < 0.01
