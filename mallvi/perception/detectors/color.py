@@ -6,7 +6,9 @@ support plane (so the table and shadows on it are ignored), a component's 3D siz
 components cut by the image border are dropped (robot links entering the view; an object cut by the edge
 cannot be localised whole).
 Shape: a smooth outline (>= 8 corners at 2 % of the perimeter, circularity >= 0.78) -> "round"; at most 6
-corners at 4 % or a full minimum-area rectangle -> "block"; else the colour alone ("object").
+corners at 4 % or a full minimum-area rectangle -> "block"; else the colour alone ("object"). Shape only ranks:
+a query's shape word lowers the score of detections of the other shape, it does not drop them. With depth, a
+"block" that is flat for its width (height / apparent width below ``cube_compactness``) ranks lower too.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class ColorDetectorConfig:
     close_px: int = 2
     grow_px: int = 4
     max_rest_height_m: float = 0.15
+    #: height / apparent width (sqrt of the pixel area at the object's depth) at which a "block" counts as a cube
+    cube_compactness: float = 0.7
     reject_border: bool = True
     min_raised_frac: float = 0.5
     #: white is left out by default: grey robot links and walls turn "white" under exposure normalisation
@@ -115,56 +119,75 @@ class ColorDetector:
                     continue  # lies on the table: a shadow or a patch of table
                 if cfg.reject_border and (x <= 0 or y <= 0 or x + w >= obs.width or y + h >= obs.height):
                     continue  # cut by the image edge: robot links, or an object we cannot localise whole
-                if z is not None and not self._plausible_size(comp, (x, y, w, h), obs, z, table_z):
-                    continue
+                compact: float | None = None
+                if z is not None:
+                    plausible, compact = self._measure(comp, (x, y, w, h), area, obs, z, table_z)
+                    if not plausible:
+                        continue
                 contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE,
                                                offset=(x, y))
                 contour = max(contours, key=cv2.contourArea)
                 shape, solidity = _shape(contour, area)
                 score = 0.97 * float(np.clip((solidity - 0.5) / 0.45, 0.0, 1.0)) ** 0.5
                 score *= 1.0 - float(np.exp(-area / (3.0 * cfg.min_area_px)))
+                if shape == "block" and compact is not None:
+                    # table-top blocks are cubes: flat boxes (sponges, erasers, pads) rank below them
+                    score *= float(np.clip(compact / cfg.cube_compactness, 0.5, 1.0))
                 det = Detection(
                     box_xyxy=(x, y, x + w, y + h), score=round(score, 4), label=phrase(color, shape),
                     source=self.name, color=color, scores={self.name: score},
                 )
                 matched = _match(det, shape, parsed)
-                if isinstance(matched, ParsedQuery):
-                    out.append(_with_query(det, matched))
-                elif matched is None:
-                    out.append(det)
+                if matched is not None:
+                    out.append(_with_query(det, *matched))
         out.sort(key=lambda d: -d.score)
         log.debug("color detector: %d detections for %s", len(out), queries)
         return out
 
-    def _plausible_size(self, comp: NDArray[np.bool_], box: tuple[int, int, int, int], obs: Observation,
-                        z: NDArray[np.float64], table_z: float | None) -> bool:
+    def _measure(self, comp: NDArray[np.bool_], box: tuple[int, int, int, int], area_px: float, obs: Observation,
+                 z: NDArray[np.float64], table_z: float | None) -> tuple[bool, float | None]:
+        """Whether the component can be a table-top object, and its compactness (height / apparent width)."""
         x, y, w, h = box
         local = comp & (obs.depth_m[y : y + h, x : x + w] > 0)
         zs = z[y : y + h, x : x + w][local]
         if zs.size < 5:
-            return True
+            return True, None
         lo, hi = np.percentile(zs, [2, 98])
         if hi - lo > self.config.max_size_m:
-            return False
+            return False, None
         if table_z is not None and lo - table_z > self.config.max_rest_height_m:
-            return False  # floats high above the table: a robot link, not a table-top object
-        # footprint size from the box diagonal at the median depth
+            return False, None  # floats high above the table: a robot link, not a table-top object
         d = float(np.median(obs.depth_m[y : y + h, x : x + w][local]))
-        return float(np.hypot(w, h)) * d / float(obs.K[0, 0]) <= self.config.max_size_m * 1.5
+        px_to_m = d / float(obs.K[0, 0])
+        if float(np.hypot(w, h)) * px_to_m > self.config.max_size_m * 1.5:  # footprint from the box diagonal
+            return False, None
+        height_m = hi - (min(lo, table_z) if table_z is not None else lo)
+        return True, float(height_m / max(np.sqrt(area_px) * px_to_m, 1e-6))
 
 
-def _match(det: Detection, shape: str, parsed: list[ParsedQuery]) -> ParsedQuery | bool | None:
-    """None = no queries (keep), a ParsedQuery = the first one it answers, False = answers none."""
+#: score factor for a detection whose shape cue disagrees with the query ("red ball" answered by a red block):
+#: shape cues from a silhouette are weak (a tilted cube can look round), so they rank, they do not filter
+SHAPE_MISMATCH_FACTOR = 0.6
+
+
+def _match(det: Detection, shape: str, parsed: list[ParsedQuery]) -> tuple[ParsedQuery | None, float] | None:
+    """(query answered or None without queries, score factor), or None when no query's colour fits."""
     if not parsed:
-        return None
+        return None, 1.0
+    fallback = None
     for p in parsed:
         if p.color is not None and p.color != det.color:
             continue
         if p.label in ("block", "round") and shape in ("block", "round") and p.label != shape:
+            fallback = fallback or p
             continue
-        return p
-    return False
+        return p, 1.0
+    return (fallback, SHAPE_MISMATCH_FACTOR) if fallback is not None else None
 
 
-def _with_query(det: Detection, p: ParsedQuery) -> Detection:
-    return Detection(det.box_xyxy, det.score, det.label, det.source, det.color, det.scores, query=p.text)
+def _with_query(det: Detection, p: ParsedQuery | None, factor: float) -> Detection:
+    if p is None and factor == 1.0:
+        return det
+    score = det.score * factor
+    return Detection(det.box_xyxy, round(score, 4), det.label, det.source, det.color, {det.source: score},
+                     query=p.text if p is not None else None)
