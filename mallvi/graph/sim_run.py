@@ -107,6 +107,10 @@ def run_in_sim(
     from mallvi.sim_bridge.world import SimWorld
 
     backends = make_backends(cfg)
+    try:
+        perception = PipelinePort(make_perception(cfg.perception))
+    except ValueError as e:  # e.g. neural perception without model locations
+        raise ConfigError(f"--perception {cfg.perception}: {e}") from e
     create_kw: dict[str, Any] = {}
     if cfg.contingency not in (None, "none"):
         create_kw["contingency"] = cfg.contingency
@@ -121,7 +125,7 @@ def run_in_sim(
         text = instruction if instruction is not None else world.instruction
         ctx = GraphContext(
             skills=world.skills, observe=lambda: world.observe(cfg.camera_name),
-            perception=PipelinePort(make_perception(cfg.perception)), backends=backends, world=world.truth,
+            perception=perception, backends=backends, world=world.truth,
             gripper_opening=world.gripper_opening,
             gripper_holding=lambda arm: world.grasped_object(arm) is not None, table_top_z=world.table_top_z,
             budgets=cfg.budgets,
