@@ -104,3 +104,18 @@ def test_bad_input_exits_2_and_runs_nothing(tmp_path: Path, args: list[str], mes
     assert r.returncode == 2
     assert message in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_ray_tasks_give_the_same_results_as_local_workers(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        address = ray.get_runtime_context().gcs_address
+        via_ray = run_bench(_cfg(2), tmp_path / "ray", workers=2, ray_address=address)
+    finally:
+        ray.shutdown()
+    local = run_bench(_cfg(2), tmp_path / "local", workers=1)
+    assert local["tasks"][TASK]["success_rate"] == via_ray["tasks"][TASK]["success_rate"]
+    assert via_ray["tasks"][TASK]["seeds"] == [100000, 100001]
+    assert _per_seed(tmp_path / "ray") == _per_seed(tmp_path / "local")
