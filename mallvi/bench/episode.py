@@ -34,6 +34,10 @@ def make_agent(cfg: BenchConfig, task: BenchTask) -> Any:
         from mallvi.bench.agents.single_agent import SingleAgent
 
         return SingleAgent.from_config(cfg)
+    if isinstance(task, GroundingTask) and cfg.backend == "llm":
+        from mallvi.bench.agents.single_agent import SingleAgent
+
+        return SingleAgent.from_config(cfg)  # the graph's VLM answers from the head image
     if isinstance(task, GroundingTask):
         from mallvi.bench.agents.grounding_rules import PerceptionGrounder
 

@@ -35,6 +35,11 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score
+        entry["paper"] = {
+            m: anchors.task_scores(cfg.tier, m).get(task)
+            for m in anchors.DEFAULT_ANCHOR_MODELS
+            if m in anchors.models(cfg.tier)
+        }
         tasks[task] = entry
     return tasks
 

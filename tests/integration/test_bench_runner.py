@@ -37,6 +37,7 @@ def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> No
     assert one["tasks"][TASK]["success_rate"] == two["tasks"][TASK]["success_rate"]
     table = (tmp_path / "two" / "table.md").read_text()
     assert "| place_burger_fries | Place3 |" in table and "GPT-5" in table
+    assert two["tasks"][TASK]["paper"]["GPT-5"] == 90.0  # the paper's number rides along for viewers
 
 
 def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path) -> None:
