@@ -220,6 +220,7 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
     from mallvi.graph.backends.base import RefusalError
     from mallvi.graph.cli_support import config_from_args, default_trace_dir, precheck, summary_lines
     from mallvi.graph.sim_run import run_in_sim
+    from mallvi.robot_drivers.base import DriverError
 
     try:
         cfg = config_from_args(args)
@@ -231,11 +232,22 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
     progress = None if args.quiet else (lambda line: print(f"[mallvi] {line}", file=sys.stderr))
     try:
         with _native_stdout_to_stderr():  # native libraries (the motion planner) print; stdout stays clean
-            result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
-                                decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
-                                resume_thread=args.resume)
+            if cfg.robot == "piper" and cfg.camera == "realsense":
+                from mallvi.graph.rig_run import run_on_rig
+
+                if instruction is None:
+                    raise UsageError("the real rig needs an instruction")
+                result = run_on_rig(instruction, cfg, args.calibration, trace_dir=trace_dir, progress=progress,
+                                    decide=_ask_approval if args.approve else None)
+            else:
+                result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
+                                    decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
+                                    resume_thread=args.resume)
     except (ConfigError, RefusalError) as e:
         raise UsageError(str(e)) from e
+    except DriverError as e:
+        print(f"mallvi: error: the rig did not come up: {e}", file=sys.stderr)
+        return EXIT_FAILED
     if args.json:
         print(result.model_dump_json(exclude={"goal_check"}))
     else:
@@ -251,7 +263,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     instruction = args.instruction if args.instruction and args.instruction.strip() else None
     if args.instruction is not None and instruction is None:
         raise UsageError("the instruction is empty")
-    return _run_and_report(instruction, args.task, args.seed, args)
+    if args.task is None and args.robot == "sim":
+        raise UsageError("--task is required in the simulator (the scene to run in)")
+    return _run_and_report(instruction, args.task or "real_rig", args.seed, args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -264,7 +278,7 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     if not demo:
         p.add_argument("instruction", nargs="?", default=None,
                        help="what to do; omitted: the scene's own instruction and success check")
-        p.add_argument("--task", required=True, help="the scene to run in (e.g. stack_blocks_three)")
+        p.add_argument("--task", help="the scene to run in (e.g. stack_blocks_three); required in the simulator")
     p.add_argument("--seed", type=int, default=0, help="scene seed (default: 0)")
     p.add_argument("--backend", choices=["rules", "llm"], default="rules", help="backend of every agent")
     p.add_argument("--agent-backend", action="append", metavar="AGENT=BACKEND",
@@ -277,6 +291,9 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
                    help="color (default), sim (privileged masks: isolates planning) or neural")
     p.add_argument("--robot", choices=["sim", "piper"], default="sim")
     p.add_argument("--camera", choices=["sim", "realsense"], default="sim")
+    p.add_argument("--calibration", default=os.environ.get("MALLVI_RIG_CALIBRATION", "rig_calibration.yaml"),
+                   help="real rig: calibration YAML from `mallvi calibrate` (default: $MALLVI_RIG_CALIBRATION or "
+                        "rig_calibration.yaml)")
     p.add_argument("--no-reflector", action="store_true", help="ablation: no verification, no retries")
     p.add_argument("--single-agent", action="store_true", help="ablation: one planner call per step")
     p.add_argument("--approve", action="store_true", help="ask before every Actor step (approve/edit/abort/pause)")

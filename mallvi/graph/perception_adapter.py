@@ -19,14 +19,18 @@ class PipelinePort:
     def __init__(self, perception: Perception) -> None:
         self.perception = perception
         self._by_box: dict[tuple[str, tuple[float, ...]], Detection] = {}
+        #: what perception saw last: the latest scan, updated by later localisations (a rig's world model)
+        self.latest: dict[str, SceneObject] = {}
 
     def scan(self, obs: Observation) -> list[SceneObject]:
         graph = self.perception.describe(obs)
-        return [
+        objects = [
             SceneObject(id=o.id, label=o.label, color=o.color, position_m=o.position_world, size_m=o.extent_m,
                         score=o.score, source="describe")
             for o in graph.objects
         ]
+        self.latest = {o.id: o for o in objects}
+        return objects
 
     def detect(self, obs: Observation, queries: dict[str, str]) -> dict[str, list[Detection2D]]:
         out: dict[str, list[Detection2D]] = {k: [] for k in queries}
@@ -55,5 +59,9 @@ class PipelinePort:
             log.info("localize %s failed: %s", det.query, e)
             return None
         q = parse_query(d.label)
-        return SceneObject(id=det.query.replace(" ", "_"), label=q.label or "object", color=d.color,
-                           position_m=loc.position_world, size_m=loc.extent_m, score=loc.score, source=d.source)
+        obj = SceneObject(id=det.query.replace(" ", "_"), label=q.label or "object", color=d.color,
+                          position_m=loc.position_world, size_m=loc.extent_m, score=loc.score, source=d.source)
+        same = [k for k, o in self.latest.items() if o.color == obj.color and o.label == obj.label]
+        self.latest[same[0] if len(same) == 1 else obj.id] = obj.model_copy(
+            update={"id": same[0] if len(same) == 1 else obj.id})
+        return obj

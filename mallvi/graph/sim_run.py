@@ -68,8 +68,9 @@ class RunResult(BaseModel):
 def check_available(cfg: RunConfig) -> None:
     """Refuse options whose implementation is not in this build, before anything is created."""
     if cfg.robot != "sim" or cfg.camera != "sim":
-        raise NotAvailableError(f"--robot {cfg.robot} / --camera {cfg.camera}: running the graph on the real rig "
-                                "is not available in this build (only --robot sim --camera sim)")
+        raise NotAvailableError(f"--robot {cfg.robot} with --camera {cfg.camera}: mixing the simulator and the "
+                                "real rig is not supported; use --robot sim --camera sim or --robot piper "
+                                "--camera realsense")
     if cfg.contingency not in (None, "none"):
         from mallvi.sim_bridge.world import SimWorld
 

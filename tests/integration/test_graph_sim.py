@@ -95,7 +95,7 @@ def test_an_object_not_in_the_scene_is_refused_and_nothing_moves(
 
 def test_unavailable_options_are_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "pick up the red block", "--task", "stack_blocks_three", "--robot", "piper"]) == 2
-    assert "not available in this build" in capsys.readouterr().err
+    assert "mixing the simulator and the real rig" in capsys.readouterr().err
     assert main(["run", "pick up the red block", "--task", "no_such_scene", "--quiet"]) == 2
     assert "no_such_scene" in capsys.readouterr().err
 
