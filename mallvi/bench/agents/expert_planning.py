@@ -104,10 +104,14 @@ def handover_block(c: ExpertContext) -> None:
         if c.do("grasp_actor", actor="red_block", arm_tag="right", contact_point_id=cp, pre_grasp_dis=0.08).ok:
             ok = True
             break
-    if not ok:
-        return
-    c.do("open_gripper", arm_tag="left")
-    c.do("back_to_origin", arm_tag="left")
+    if ok:
+        c.do("open_gripper", arm_tag="left")
+        c.do("back_to_origin", arm_tag="left")
+    else:  # no mid-air grasp reachable: hand it over via the table's middle instead
+        c.place("red_block", "left", [0.0, -0.05, z0])
+        c.do("back_to_origin", arm_tag="left")
+        if c.pick("red_block", arms=["right"]) is None:
+            return
     c.place("red_block", "right", up(point(c.world, "blue_pad", "fp1"), 0.002))
     c.do("back_to_origin", arm_tag="right")
 
