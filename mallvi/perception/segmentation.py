@@ -126,3 +126,13 @@ class ColorMaskSegmenter:
         full = np.zeros(obs.rgb.shape[:2], dtype=bool)
         full[rows, cols] = local
         return full
+
+
+def __getattr__(name: str) -> object:
+    """``SamSegmenter`` lives in ``mallvi.perception.neural.sam`` (it needs torch); importing it from here works
+    too, without loading torch for the other segmenters."""
+    if name == "SamSegmenter":
+        from mallvi.perception.neural.sam import SamSegmenter
+
+        return SamSegmenter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -122,3 +122,21 @@ def test_object_ids_number_duplicates() -> None:
     assert object_id("red", "block", ["red_block"]) == "red_block_2"
     assert object_id("red", "block", ["red_block", "red_block_2"]) == "red_block_3"
     assert object_id(None, "bowl", []) == "bowl"
+
+
+def test_segmenters_recover_the_block_mask() -> None:
+    from mallvi.perception.segmentation import BoxGrabCutSegmenter, ColorMaskSegmenter, SimMaskSegmenter
+    from mallvi.perception.types import Detection, mask_box
+
+    obs = render([SynthBox("green_block", (0.05, 0.0, 0.765), (0.05,) * 3, "green", 0.4)], K, T_WORLD_CAM, 640, 360)
+    truth = obs.seg == 1
+    box = mask_box(truth)
+    assert box is not None
+    colored = Detection(box, 0.9, "green block", "color", "green")
+    colorless = Detection((box[0] - 3, box[1] - 3, box[2] + 3, box[3] + 3), 0.9, "block", "owlv2", None)
+    for seg, det in ((SimMaskSegmenter(), colored), (ColorMaskSegmenter(), colored),
+                     (BoxGrabCutSegmenter(), colorless), (ColorMaskSegmenter(), colorless)):
+        mask = seg.segment(obs, det)
+        assert mask is not None
+        iou = float((mask & truth).sum() / (mask | truth).sum())
+        assert iou > 0.85, (seg.name, det.source, iou)
