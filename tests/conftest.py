@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
+# Lives until the interpreter exits: freeing this scene explicitly at session teardown has crashed SAPIEN.
+_KEEPALIVE: list[Any] = []
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -21,5 +25,5 @@ def sapien_render_keepalive() -> Iterator[None]:
     camera = scene.add_camera("keepalive", 8, 8, 1.0, 0.01, 10.0)
     scene.update_render()
     camera.take_picture()
+    _KEEPALIVE.extend([scene, camera])
     yield
-    del camera, scene
