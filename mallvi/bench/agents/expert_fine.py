@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -14,8 +15,9 @@ from mallvi.robot_drivers.base import ArmSide, Pose
 
 Script = Callable[[ExpertContext], None]
 LIFT_M = 0.10
-#: the held object is let go this far above its target (it drops the rest)
-RELEASE_ABOVE_M = 0.015
+#: the held object is let go this far above its target (it drops the rest); higher only if the fingers would
+#: otherwise have no collision-free pose (e.g. right above the block it goes onto)
+RELEASE_ABOVE_M = (0.015, 0.03, 0.045)
 
 
 class Hands:
@@ -58,8 +60,10 @@ class Hands:
         return out
 
     def plan_pick(self, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None) -> list[list[float]] | None:
-        """EE poses [pre-grasp, grasp, lifted, above target, at target] for the first grasp frame whose every pose
-        the arm can reach (the target poses only when ``target_fp0`` is given)."""
+        """EE poses [pre-grasp, grasp, lifted, above target, at target] for the first top-down grasp frame whose
+        every pose the arm can reach (the target poses only when ``target_fp0`` is given). While carrying, the
+        wrist may turn by a multiple of 90° about the vertical (a top-down grasp turns the object about its own
+        vertical axis, so its bottom centre stays put) when that is what makes the target reachable."""
         fp0 = point(self.c.world, obj, "fp0")
         for T in self.grasp_frames(obj):
             if T[2, 0] > -0.5:  # only grasps from above
@@ -71,12 +75,21 @@ class Hands:
                 poses.append(Pose.from_matrix(Tb).as_list())
             grasp = np.asarray(poses[1][:3])
             poses.append([*up(grasp, LIFT_M), *poses[1][3:]])
-            if target_fp0 is not None:
-                at = np.asarray(up(grasp + (np.asarray(target_fp0) - fp0), RELEASE_ABOVE_M))
-                poses.append([*up(at, LIFT_M), *poses[1][3:]])
-                poses.append([*at.tolist(), *poses[1][3:]])
-            if all(self.reachable(arm, p) for p in poses):
+            if not all(self.reachable(arm, p) for p in poses):
+                continue
+            if target_fp0 is None:
                 return poses
+            R_grasp = Pose.from_arrays(poses[1][:3], poses[1][3:]).as_matrix()[:3, :3]
+            for release_m, turn_rad in itertools.product(RELEASE_ABOVE_M, (0.0, np.pi / 2, -np.pi / 2, np.pi)):
+                at = np.asarray(up(grasp + (np.asarray(target_fp0) - fp0), release_m))
+                c, s = np.cos(turn_rad), np.sin(turn_rad)
+                Rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+                T_at = np.eye(4)
+                T_at[:3, :3] = Rz @ R_grasp
+                q = Pose.from_matrix(T_at).quat_wxyz
+                carry = [[*up(at, LIFT_M), *q], [*at.tolist(), *q]]
+                if all(self.reachable(arm, p) for p in carry):
+                    return poses + carry
         return None
 
     def shift(self, arm: ArmSide, d: NDArray[np.float64] | list[float]) -> None:
