@@ -22,7 +22,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "place_object_basket": "the toy's pose above the basket has no IK solution with its grasp orientation",
     "put_bottles_dustbin": "a side-grasped 0.23 m bottle held above the bin's rim is beyond the left arm's reach",
     "stack_blocks_two": "the second block's place pose on the stack has no collision-free IK solution",
-    "place_bread_skillet_ee": "the bread arm cannot reach the held skillet (IK)",
 }
 
 
