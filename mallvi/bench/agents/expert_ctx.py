@@ -74,8 +74,16 @@ class ExpertContext:
             r = self.do("grasp_actor", actor=name, arm_tag=arm, **kw)
             if r.ok:
                 return arm
+            if "not between" in r.message and "contact_point_id" not in kw:  # a miss: try the other grasp points
+                for cp in self._contact_points(name):
+                    if self.do("grasp_actor", actor=name, arm_tag=arm, contact_point_id=cp, **kw).ok:
+                        return arm
             self.do("back_to_origin", arm_tag=arm)
         return None
+
+    def _contact_points(self, name: str) -> list[int]:
+        keys = [k[2:] for k in self.world.objects[name].local_points if k.startswith("cp") and k[2:].isdigit()]
+        return sorted(int(k) for k in keys)[:4]
 
     def place(self, name: str, arm: ArmSide, target: Sequence[float], **kw: Any) -> bool:
         """Place the held object's bottom centre at ``target`` (xyz), turned about z so the arm can reach it."""
