@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,22 +24,6 @@ def pose_from(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
     T[:3, :3] = R
     T[:3, 3] = p
     return Pose.from_matrix(T)
-
-
-def parse_pose_list(values: Sequence[float], what: str) -> Pose | str:
-    """Parse [x, y, z, qw, qx, qy, qz]; the pose, or why it is unusable."""
-    try:
-        v = [float(x) for x in values]
-    except (TypeError, ValueError):
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
-    if len(v) != 7:
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
-    if not all(math.isfinite(x) for x in v):
-        return f"{what} contains NaN or infinite values: {v}"
-    try:
-        return Pose.from_arrays(v[:3], v[3:])
-    except ValueError as e:
-        return f"{what}: {e}"
 
 
 def straight_path(start: Pose, goal: Pose, step_m: float, step_rad: float = math.radians(3.0)) -> list[Pose]:

@@ -30,10 +30,10 @@ from mallvi.robot_drivers.base import (
     UnknownObjectError,
     WorldModel,
     parse_arm,
+    parse_pose_list,
 )
 from mallvi.robot_drivers.cloud_collision import obstacle_points
 from mallvi.robot_drivers.rig_geometry import (
-    parse_pose_list,
     pose_from,
     reachable_yaw,
     straight_path,

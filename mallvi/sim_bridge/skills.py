@@ -17,7 +17,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, ObjectInfo, Pose, SkillResult, UnknownObjectError, parse_arm
+from mallvi.robot_drivers.base import (
+    ARM_SIDES,
+    ArmSide,
+    ObjectInfo,
+    Pose,
+    SkillResult,
+    UnknownObjectError,
+    parse_arm,
+    parse_pose_list,
+)
 from mallvi.sim_bridge.contingency import knock_over, push_out_of_grasp
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import PlanResult
@@ -31,22 +40,6 @@ GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified gr
 SIDE_GRASP_TILTS_DEG = (35, 55)  # extra tilted-down variants of side grasps
 CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
 _FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
-
-
-def _pose_from_list(values: Sequence[float], what: str) -> Pose | str:
-    """Parse [x, y, z, qw, qx, qy, qz]; returns the pose or why it is unusable."""
-    try:
-        v = [float(x) for x in values]
-    except (TypeError, ValueError):
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
-    if len(v) != 7:
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
-    if not all(math.isfinite(x) for x in v):
-        return f"{what} contains NaN or infinite values: {v}"
-    try:
-        return Pose.from_arrays(v[:3], v[3:])
-    except ValueError as e:
-        return f"{what}: {e}"
 
 
 def _is_index(value: object) -> bool:
@@ -326,7 +319,7 @@ class SimSkills:
         d = np.array([x, y, z], dtype=float)
         p = T[:3, 3] + (T[:3, :3] @ d if move_axis == "arm" else d)
         q = list(quat) if quat is not None else Pose.from_matrix(T).quat_wxyz
-        target = _pose_from_list([*p, *q], "displacement target")
+        target = parse_pose_list([*p, *q], "displacement target")
         if isinstance(target, str):
             return SkillResult.failure(target)
         why = self.motion.move(side, target, "straight_then_free")
@@ -337,7 +330,7 @@ class SimSkills:
         side = self._arm(arm_tag)
         if isinstance(side, SkillResult):
             return side
-        target = _pose_from_list(target_pose, "target_pose")
+        target = parse_pose_list(target_pose, "target_pose")
         if isinstance(target, str):
             return SkillResult.failure(target)
         why = self.motion.move(side, target, "free")
@@ -403,7 +396,7 @@ class SimSkills:
         targets: dict[ArmSide, Pose] = {}
         for i, side in enumerate(ARM_SIDES):
             chunk = vals[8 * i : 8 * i + 8]
-            target = _pose_from_list(chunk[:7], f"{side} pose")
+            target = parse_pose_list(chunk[:7], f"{side} pose")
             if isinstance(target, str):
                 return SkillResult.failure(target)
             bad = w.guard.check_gripper(side, chunk[7])
