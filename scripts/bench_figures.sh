@@ -20,6 +20,8 @@ $MALLVI bench --tier planning --tasks stack_blocks_three,blocks_ranking_rgb,bloc
 # 3. Throughput: episodes per minute with 1 and 2 workers (results.json: run.episodes_per_minute).
 $MALLVI bench --tier planning --tasks place_burger_fries --episodes 10 --agent expert --no-images --workers 1 --quiet --out "$OUT/throughput_w1"
 $MALLVI bench --tier planning --tasks place_burger_fries --episodes 10 --agent expert --no-images --workers 2 --quiet --out "$OUT/throughput_w2"
+$MALLVI bench --tier grounding --tasks grounding_sparse --episodes 20 --agent mallvi --no-images --workers 1 --quiet --out "$OUT/throughput_g1"
+$MALLVI bench --tier grounding --tasks grounding_sparse --episodes 20 --agent mallvi --no-images --workers 2 --quiet --out "$OUT/throughput_g2"
 
 for d in "$OUT"/*/; do
   .venv/bin/python - "$d" <<'PY'
