@@ -105,6 +105,8 @@ class GraphContext:
         table_top_z: table height in metres (for "lifted" and place heights).
         approve: interrupt before every Actor step for a human decision.
         reflector_enabled: False for the no-reflector ablation (success assumed).
+        workspace_m: ((x, y, z) low, (x, y, z) high) box, world frame, that every target position of a plan must
+            lie in (None: only the table-height check); the Actor refuses a plan that leaves it before moving.
     """
 
     skills: SkillAPI
@@ -122,6 +124,7 @@ class GraphContext:
     reflector_enabled: bool = True
     match_radius_m: float = 0.03
     on_progress: Callable[[str], None] | None = None
+    workspace_m: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
 
     def emit(self, kind: str, **fields: object) -> None:
         """Write a trace event when tracing; never raises for a closed trace."""

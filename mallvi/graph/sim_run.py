@@ -115,13 +115,17 @@ def run_in_sim(
     create_kw: dict[str, Any] = {}
     if cfg.contingency not in (None, "none"):
         create_kw["contingency"] = cfg.contingency
+    from mallvi.graph.fault_budgets import budgets_for_contingency
     from mallvi.sim_bridge.contingency_profile import ContingencySpecError
 
     try:
+        budgets = budgets_for_contingency(cfg.contingency, cfg.budgets)
         world = SimWorld.create(task, seed, **create_kw)
     except ContingencySpecError as e:
         raise ConfigError(f"--contingency: {e}") from e
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
+    if trace is not None and world.faults is not None:
+        world.faults.listeners.append(fault_event_writer(trace))
     try:
         text = instruction if instruction is not None else world.instruction
         ctx = GraphContext(
@@ -129,9 +133,9 @@ def run_in_sim(
             perception=perception, backends=backends, world=world.truth,
             gripper_opening=world.gripper_opening,
             gripper_holding=lambda arm: world.grasped_object(arm) is not None, table_top_z=world.table_top_z,
-            budgets=cfg.budgets,
+            budgets=budgets,
             artifacts=ArtifactStore(trace), trace=trace, approve=cfg.approve, reflector_enabled=cfg.reflector,
-            on_progress=progress,
+            on_progress=progress, workspace_m=sim_workspace_m(world.table_top_z),
         )
         callbacks = []
         if trace is not None:
@@ -171,8 +175,6 @@ def run_in_sim(
         faults = list(getattr(world, "injected_faults", []))
         result.faults_injected = len(faults)
         if trace is not None:
-            for f in faults:
-                trace.emit("fault_injected", skill=f.get("skill"), fault=f.get("kind"), detail=f)
             trace.emit("run_end", status=result.status, success=result.success, graph_success=result.graph_success,
                        wall_s=result.wall_s, failure_report=result.failure_report or result.refusal)
         return result
@@ -180,6 +182,23 @@ def run_in_sim(
         if trace is not None:
             trace.close()
         world.close()
+
+
+def sim_workspace_m(table_top_z: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """Where plan targets may lie in the simulator: above the 1.2 x 0.7 m table, up to 0.6 m over its top."""
+    return (-0.6, -0.35, table_top_z - 0.005), (0.6, 0.35, table_top_z + 0.6)
+
+
+def fault_event_writer(trace: TraceWriter) -> Callable[[dict[str, Any]], None]:
+    """A FaultInjector listener that writes each injected fault as a ``fault_injected`` event when it happens."""
+
+    def write(fault: dict[str, Any]) -> None:
+        try:
+            trace.emit("fault_injected", skill=fault.get("skill"), fault=fault.get("kind"), detail=fault)
+        except ValueError as e:  # the trace is already closed
+            log.debug("fault event dropped: %s", e)
+
+    return write
 
 
 def judge_truth(world: Any, instruction: str | None, task: str, state: GraphState,

@@ -9,13 +9,15 @@ so an episode's faults are reproducible. The faults act physically on the SAPIEN
 - ``place_off``: the object is put down 4–8 cm from the asked target (random direction); success is reported.
 - ``knock_over``: after the place the object is knocked onto its side; success is reported.
 
-Every injected fault is appended to ``FaultInjector.log`` (kind, skill, object, simulated time).
+Every injected fault is appended to ``FaultInjector.log`` (kind, skill, object, simulated time) and passed, as it
+happens, to each callable in ``FaultInjector.listeners`` (e.g. one that writes a ``fault_injected`` trace event).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +39,7 @@ class FaultInjector:
     profile: ContingencyProfile
     rng: np.random.Generator
     log: list[dict[str, Any]] = field(default_factory=list)
+    listeners: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
 
     @staticmethod
     def for_episode(level: str | ContingencyProfile, scene: str, seed: int) -> FaultInjector | None:
@@ -51,8 +54,14 @@ class FaultInjector:
         return draw_fault(self.rng, self.profile, skill)
 
     def record(self, kind: str, skill: str, obj: str, sim_time_s: float) -> None:
-        self.log.append({"kind": kind, "skill": skill, "object": obj, "sim_time_s": round(sim_time_s, 3)})
+        entry = {"kind": kind, "skill": skill, "object": obj, "sim_time_s": round(sim_time_s, 3)}
+        self.log.append(entry)
         log.info("injected %s during %s of %s", kind, skill, obj)
+        for listener in self.listeners:
+            try:
+                listener(dict(entry))
+            except Exception as e:  # a broken listener must not change the episode
+                log.warning("fault listener failed: %s", e)
 
     def place_offset_m(self) -> NDArray[np.float64]:
         """A horizontal offset of 4–8 cm in a random direction (place_off)."""
@@ -79,22 +88,42 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
         body.set_angular_velocity([0.0, 0.0, 0.0])
 
 
+CUBE_TOL_M = 0.002
+
+
 def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
-    """Tip ``obj`` 90° about a random horizontal axis through its bounding-box centre and nudge it."""
-    yaw = float(rng.uniform(0.0, 2 * math.pi))
-    axis = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    """Tip ``obj`` 90° over one of its bottom edges (chosen at random), as a push against a side face would.
+
+    The object pivots about that edge, so its centre moves by about half its width plus half its height: a block
+    knocked over on a stack hangs over the support's edge and falls off when the scene settles; on the table it
+    ends up lying a few centimetres from where it was put. A cube tipped over an edge is, body for body, the same
+    solid in the same place as the cube rotated by one of its symmetries, so it keeps its frame (its pose in the
+    frame convention of the objects library: origin at the bottom centre, z up); any other shape keeps the tipped
+    frame.
+    """
     pose = obj.entity.get_pose()
-    centre_local = obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, obj.size_m[2] / 2])).p
     R_old = Rotation.from_quat([pose.q[1], pose.q[2], pose.q[3], pose.q[0]])
-    centre = pose.p + R_old.apply(centre_local)
-    R_new = Rotation.from_rotvec(axis * math.pi / 2) * R_old
-    lying_half_height = 0.5 * float(max(obj.size_m[0], obj.size_m[1]))
-    ground = pose.p[2]
-    new_centre = np.array([centre[0], centre[1], max(centre[2], ground + lying_half_height + 0.005)])
-    p_new = new_centre - R_new.apply(centre_local)
+    face = int(rng.integers(0, 4))  # +x, +y, -x, -y side face of the object
+    d = R_old.apply([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]][face])
+    d[2] = 0.0
+    d /= max(1e-9, float(np.linalg.norm(d)))
+    half = 0.5 * np.asarray(obj.size_m, dtype=float)
+    centre_local = np.asarray(obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, float(half[2])])).p)
+    corners_local = np.array([[sx * half[0], sy * half[1], -half[2]] for sx in (-1, 1) for sy in (-1, 1)])
+    corners = np.asarray(pose.p) + R_old.apply(corners_local + centre_local)
+    reach = float(max(corners[:, :2] @ d[:2]))
+    p_xy = np.asarray(pose.p[:2], dtype=float)
+    pivot = np.array([*(p_xy + (reach - float(p_xy @ d[:2])) * d[:2]), float(min(corners[:, 2]))])
+    R_tip = Rotation.from_rotvec(np.cross([0.0, 0.0, 1.0], d) * math.pi / 2)
+    centre = np.asarray(pose.p) + R_old.apply(centre_local)
+    centre_new = pivot + R_tip.apply(centre - pivot)
+    cube = float(np.ptp(np.asarray(obj.size_m, dtype=float))) < CUBE_TOL_M
+    R_new = R_old if cube else R_tip * R_old
+    p_new = centre_new - R_new.apply(centre_local)
+    p_new[2] += 0.003  # clear of the surface it tipped onto
     x, y, z, w = R_new.as_quat()
     obj.entity.set_pose(sapien.Pose(p=p_new, q=[w, x, y, z]))
     body = _body(obj)
     if body is not None:
-        body.set_linear_velocity((0.15 * axis[[1, 0, 2]] * np.array([-1.0, 1.0, 0.0])).tolist())
+        body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])

@@ -62,8 +62,12 @@ def test_knock_over_tips_the_block_after_a_successful_place() -> None:
     with _world("knock_over=1") as w:
         assert w.skills.grasp_actor("red_block", "left").ok
         assert w.skills.place_actor("red_block", "left", [*TARGET, w.table_top_z]).ok
-        up = w.objects["red_block"].pose.to_transformation_matrix()[:3, 2]
-        assert abs(up[2]) < 0.3, up  # the block's own z axis now lies roughly horizontal
+        w.settle()
+        # tipped over a bottom edge: the 5 cm cube now lies about 5 cm from where it was put, still on the table
+        moved = float(np.linalg.norm(w.objects["red_block"].pose.p[:2] - np.array(TARGET)))
+        assert 0.035 < moved < 0.07, moved
+        assert abs(w.objects["red_block"].pose.p[2] - w.table_top_z) < 0.01
+        assert [f["kind"] for f in w.injected_faults] == ["knock_over"]
 
 
 def test_no_faults_without_contingency_and_bad_levels_are_refused() -> None:

@@ -56,6 +56,38 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
     return s.back_to_origin(call.arm)
 
 
+TABLE_MARGIN_M = 0.005
+_GUARD_PHRASES = ("outside the", "workspace", "below the table limit", "exceeds the limit", "leaves the limits",
+                  "too fast", "nan or infinite", "would come", "must be 3 or 7 finite numbers")
+
+
+def plan_violation(call: SkillCall, ctx: GraphContext) -> str | None:
+    """Why a call's target position must not be executed (non-finite, below the table, outside the workspace)."""
+    pose = call.target_pose
+    if not pose:
+        return None
+    try:
+        xyz = [float(v) for v in pose[:3]]
+    except (TypeError, ValueError):
+        return f"{call.skill} target {pose!r} is not numeric"
+    if len(xyz) < 3 or not all(math.isfinite(v) for v in xyz):
+        return f"{call.skill} target {pose!r} needs 3 finite numbers"
+    where = "(" + ", ".join(f"{v:.3f}" for v in xyz) + ")"
+    if xyz[2] < ctx.table_top_z - TABLE_MARGIN_M:
+        return f"{call.skill} target {where} is below the table top z={ctx.table_top_z:.3f}"
+    if ctx.workspace_m is not None:
+        lo, hi = ctx.workspace_m
+        if any(v < a or v > b for v, a, b in zip(xyz, lo, hi, strict=True)):
+            return f"{call.skill} target {where} is outside the workspace {list(lo)}..{list(hi)}"
+    return None
+
+
+def is_guard_refusal(message: str) -> bool:
+    """Whether a failed skill's message is a safety refusal (nothing was moved) rather than a planning failure."""
+    m = message.lower()
+    return any(p in m for p in _GUARD_PHRASES)
+
+
 def _blame_for(message: str) -> AgentName:
     m = message.lower()
     if any(w in m for w in ("too far", "unreachable", "reach", "ik ", "inverse kinematics", "inverse-kinematics",
@@ -85,6 +117,11 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             if name is None:
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder")}
             names[call.object] = name
+    for call in plan.calls:
+        bad = plan_violation(call, ctx)
+        if bad is not None:  # refused before anything moves
+            ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
+            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker")}
     used_arms: set[str] = set()
     for call in plan.calls:
         name = names.get(call.object) if call.object else None
@@ -98,6 +135,8 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message))
         ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message)
         if not result.ok:
+            if is_guard_refusal(result.message):
+                ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=result.message)
             _recover(ctx, used_arms, records)
             return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
                                                 commands=records, failed_stage=_blame_for(result.message))}

@@ -32,6 +32,10 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     except AgentError as e:
         v = Verdict(verdict="failure", failure_category="reflector_failed", blamed_agent="thinker",
                     explanation=f"no usable verdict: {e}")
+    if v.verdict == "success" and not report.ok:  # a failed or refused step is never taken as done
+        v = Verdict(verdict="failure", failure_category="execution_failed",
+                    blamed_agent=report.failed_stage or "actor",
+                    explanation=f"{report.message} (the Reflector's success verdict overruled)")
     return v, [image_id], obs
 
 
@@ -73,11 +77,46 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
     return update
 
 
+UNDO_CATEGORIES = ("wrong_placement", "grasp_failed")
+
+
+def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog) -> tuple[int, Verdict] | None:
+    """The first earlier subtask whose placement no longer holds in ``obs`` (e.g. a block knocked off the stack).
+
+    Checked geometrically (the rules Reflector on the fresh view, no model call) for subtasks that put an object
+    somewhere; an object that is merely hidden now is not taken as undone.
+    """
+    from mallvi.graph.backends.rules.reflector import RulesReflector
+
+    plan = state.get("plan")
+    idx = state.get("subtask_index", 0)
+    done = sorted(set(state.get("completed", [])))
+    if plan is None:
+        return None
+    for j in done:
+        if j >= idx or j >= len(plan.subtasks):
+            continue
+        sub = plan.subtasks[j]
+        if sub.action == "pick" or not any(p.relation not in ("lifted", "held_by") for p in sub.post):
+            continue
+        v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check"), state.get("localized", {}),
+                                     obs, ctx, log)
+        if v.verdict == "failure" and v.failure_category in UNDO_CATEGORIES:
+            return j, v.model_copy(update={"explanation": f"subtask {j + 1} was undone: {v.explanation}"})
+    return None
+
+
 def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     log = CallLog()
     v, images, obs = judge(state, ctx, log)
     update = decide(state, ctx, v)
+    if v.verdict == "success" and obs is not None and (hit := undone(state, ctx, obs, log)) is not None:
+        j, why = hit
+        back: GraphState = {**state, "subtask_index": j}
+        update = {**decide(back, ctx, why), "subtask_index": j, "completed": [state.get("subtask_index", 0)]}
+        if update.get("retry_from") not in ("end", "descriptor"):
+            update["retry_from"] = "perceptor"  # re-perceive and re-plan the undone subtask
     if obs is not None and update.get("retry_from") in ("thinker", "actor"):
         # the memory the retry works from is updated to what the Reflector just saw (objects may have moved)
         update["localized"] = refreshed(state.get("localized", {}), ctx.perception.scan(obs))

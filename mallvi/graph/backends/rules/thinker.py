@@ -68,11 +68,17 @@ def _holding_arm(ctx: GraphContext, subtask: Subtask) -> str | None:
 
 
 def _retry_grasp(attempt: int, feedback: str | None) -> dict[str, float] | None:
-    """After a failed approach or grasp: a shorter straight approach, then also another grasp point."""
+    """After a failed approach or grasp: a shorter straight approach, then also another grasp point.
+
+    A gripper that closed on nothing says nothing against the grasp itself (the object moved or was missed):
+    the same grasp is tried again at the object's re-localised position.
+    """
     if attempt < 1 or feedback is None or not any(w in feedback.lower() for w in ("approach", "grasp")):
         return None
+    if "closed on nothing" in feedback.lower():
+        return None
     args: dict[str, float] = {"pre_grasp_dis": 0.1 - 0.02 * min(attempt, 3)}
-    if attempt >= 2:
+    if attempt >= 2 and "no reachable grasp" not in feedback.lower():  # every grasp point was already tried
         args["contact_point_id"] = attempt % 4
     return args
 
@@ -86,11 +92,16 @@ def other(arm: str) -> str:
 
 
 def slot_targets(group_ids: list[str], scene: SceneMemory) -> list[tuple[float, float]]:
-    """Evenly spaced slots, centred at x = 0, on the first row free of objects outside the arrangement."""
+    """Evenly spaced slots, centred at x = 0, on the first row free of objects outside the arrangement.
+
+    The row is chosen on the first scan (``scene.initial`` when there is one), so re-scans after a dropped or
+    misplaced object do not move the slots of the objects already arranged.
+    """
     n = len(group_ids)
     xs = [(i - (n - 1) / 2) * SLOT_PITCH_M for i in range(n)]
-    others = [o for o in scene.objects if o.id not in group_ids]
-    members = [o for o in scene.objects if o.id in group_ids]
+    seen = scene.initial or scene.objects
+    others = [o for o in seen if o.id not in group_ids]
+    members = [o for o in seen if o.id in group_ids]
     for y in ROW_Y_CHOICES_M:
         if all(abs(o.position_m[1] - y) > CLEARANCE_M or all(abs(o.position_m[0] - x) > CLEARANCE_M for x in xs)
                for o in others + members):
