@@ -26,6 +26,14 @@ from mallvi.graph.schemas import (
 RunStatus = Literal["running", "succeeded", "failed", "refused", "aborted"]
 
 
+def join_refusals(old: str | None, new: str | None) -> str | None:
+    """Reducer for ``refusal``: the Decomposer and the Descriptor run in parallel and may both refuse in the
+    same step; keep both reasons instead of failing the step."""
+    if not new or new == old:
+        return old
+    return f"{old}; {new}" if old else new
+
+
 class GraphState(TypedDict, total=False):
     """What flows between the agents.
 
@@ -35,7 +43,7 @@ class GraphState(TypedDict, total=False):
 
     instruction: str
     plan: Plan | None
-    refusal: str | None
+    refusal: Annotated[str | None, join_refusals]
     scene: SceneMemory | None
     bindings: dict[str, str]
     subtask_index: int

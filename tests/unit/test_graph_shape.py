@@ -41,3 +41,12 @@ def test_recursion_limit_grows_with_the_budget_and_covers_a_full_run() -> None:
 def test_budgets_reject_nonsense() -> None:
     with pytest.raises(ValueError):
         Budgets(max_attempts_per_subtask=0)
+
+
+def test_parallel_refusals_are_joined_not_an_update_error() -> None:
+    """Decomposer and Descriptor both refusing in the same step must give one refusal naming both reasons."""
+    from mallvi.graph.state import join_refusals
+
+    assert join_refusals(None, "no object called the purple block") == "no object called the purple block"
+    assert join_refusals("a", None) == "a"
+    assert join_refusals("a", "b") == "a; b"
