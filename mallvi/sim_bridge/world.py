@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
+import mplib
 import numpy as np
 import sapien
 
@@ -138,6 +139,9 @@ class SimWorld:
         w.embodiment = embodiment or default_embodiment()
         w.arm_spacing_m = float(spec.arm_spacing_m)
         rng = np.random.default_rng(seed)
+        # mplib's sampling planners (OMPL) and IK restarts draw from a process-global generator: seed it too, so a
+        # run's motions depend on (scene, seed) only, not on what this process planned before.
+        mplib.set_global_seed(int(seed))
         b = float(rng.uniform(*layout.TABLE_TOP_OFFSET_RANGE_M))
         w.table_top_z = layout.TABLE_TOP_NOMINAL_Z_M + b
         sapien.physx.set_default_material(layout.FRICTION, layout.FRICTION, 0.0)
