@@ -119,6 +119,9 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
     centre_new = pivot + R_tip.apply(centre - pivot)
     cube = float(np.ptp(np.asarray(obj.size_m, dtype=float))) < CUBE_TOL_M
     R_new = R_old if cube else R_tip * R_old
+    drop_m = _drop_below(obj, centre_new, float(pivot[2]))
+    if drop_m > 0.0:  # nothing under its centre: it slides off the support's edge and lands on the surface below
+        centre_new = centre_new + np.array([*(0.005 * d[:2]), -drop_m])
     p_new = centre_new - R_new.apply(centre_local)
     p_new[2] += 0.003  # clear of the surface it tipped onto
     x, y, z, w = R_new.as_quat()
@@ -127,3 +130,16 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
+
+
+def _drop_below(obj: SimObject, centre_world: NDArray[np.float64], bottom_z: float) -> float:
+    """How far the surface under ``centre_world`` lies below ``bottom_z`` (0 when it is within 1 cm or unknown)."""
+    scene = obj.entity.scene
+    system = scene.physx_system if scene is not None else None
+    if not isinstance(system, sapien.physx.PhysxCpuSystem):
+        return 0.0
+    start = np.array([centre_world[0], centre_world[1], bottom_z - 0.002], dtype=np.float32)
+    hit = system.raycast(start, np.array([0.0, 0.0, -1.0], dtype=np.float32), 2.0)
+    if hit is None or float(hit.distance) < 0.01:
+        return 0.0
+    return float(hit.distance) + 0.002

@@ -137,6 +137,14 @@ class RulesThinker:
             # The simulator's cube grasps are all top-down, so two grippers cannot hold a cube at once: the
             # exchange goes through a spot in the middle of the table that both arms reach.
             recv = other(arm)
+            ox, oy = obj.position_m[0], obj.position_m[1]
+            if not reachable(arm, ox, oy) and reachable(recv, ox, oy):
+                # after a drop or a push the object already lies on the receiver's side: it takes it directly
+                return ActionPlan(calls=[
+                    SkillCall(skill="grasp_actor", arm=recv, object=obj.id),  # type: ignore[arg-type]
+                    SkillCall(skill="move_by_displacement", arm=recv, args={"z": LIFT_M}),  # type: ignore[arg-type]
+                ], rationale=f"{obj.id} at ({ox:.2f}, {oy:.2f}) is out of the {arm} arm's reach: the {recv} arm "
+                             "takes it directly")
             mx, my = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
             return ActionPlan(calls=[
                 *_grasp_place(arm, obj.id, (mx, my, table_z)),
