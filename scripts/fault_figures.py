@@ -1,7 +1,7 @@
 """Figures for contingencies: success of mallvi (rules backend) with and without the Reflector at each level.
 
 Usage: .venv/bin/python scripts/fault_figures.py [--seeds 20] [--workers 2] [--levels easy,medium,hard]
-       [--tasks stack_blocks_two,...] [--variants mallvi,no-reflector] [--out figures/faults]
+       [--tasks stack_blocks_two,...] [--variants mallvi,no-reflector] [--out figures/faults] [--report-only]
 
 Each run is `mallvi run --task TASK --seed S --contingency LEVEL [--no-reflector]` without an instruction, so the
 scene's own instruction is used and success is the benchmark's success check on the simulator's final state
@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--variants", default="mallvi,no-reflector")
     ap.add_argument("--out", default="figures/faults")
+    ap.add_argument("--report-only", action="store_true", help="only tabulate the runs already in DIR")
     args = ap.parse_args(argv)
     levels, tasks, variants = args.levels.split(","), args.tasks.split(","), args.variants.split(",")
     out = Path(args.out)
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     have = {(r["task"], r["seed"], r["level"], r["variant"]) for r in rows}
     jobs: list[Job] = [(t, s, lv, v) for lv in levels for v in variants for t in tasks
                        for s in range(args.seed_start, args.seed_start + args.seeds) if (t, s, lv, v) not in have]
+    if args.report_only:
+        jobs = []
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool, runs.open("a") as f:
         futures = [pool.submit(_run, j) for j in jobs]
