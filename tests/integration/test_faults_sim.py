@@ -1,0 +1,62 @@
+"""Contingencies in the simulator as the user meets them: reproducible episodes, faults in the trace as they
+happen, a knocked-over block that can be picked up again, and a wrong-shaped action that moves nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from mallvi.config import RunConfig
+from mallvi.graph.sim_run import run_in_sim
+from mallvi.logviz.trace import read_events
+from mallvi.sim_bridge.world import SimWorld
+
+
+def _faults(trace: Path) -> list[tuple[str, str, str]]:
+    events = read_events(trace)
+    return [(e["fault"], e["skill"], e["detail"]["object"]) for e in events if e["kind"] == "fault_injected"]
+
+
+def test_a_task_seed_level_episode_is_reproducible_and_its_faults_are_traced_as_they_happen(tmp_path: Path) -> None:
+    cfg = RunConfig(perception="sim", contingency="grasp_miss=0.5,place_off=0.5")
+    a = run_in_sim(None, "stack_blocks_two", 4, cfg, trace_dir=tmp_path / "a")
+    b = run_in_sim(None, "stack_blocks_two", 4, cfg, trace_dir=tmp_path / "b")
+    fa, fb = _faults(tmp_path / "a"), _faults(tmp_path / "b")
+    assert fa and fa == fb and a.faults_injected == len(fa)
+    assert (a.success, a.status, a.attempts) == (b.success, b.status, b.attempts)
+    events = list(read_events(tmp_path / "a"))
+    kinds = [e["kind"] for e in events]
+    first_fault = kinds.index("fault_injected")
+    # written when it happened: between the Actor's commands, before the Reflector's verdict on that attempt
+    assert "actor_command" in kinds[first_fault + 1:] or "verdict" in kinds[first_fault + 1:]
+    assert kinds.index("run_end") > max(i for i, k in enumerate(kinds) if k == "fault_injected")
+    # the Reflector saw each failed attempt and the run still judged by simulator truth
+    verdicts = [e for e in events if e["kind"] == "verdict"]
+    assert sum(v["verdict"] == "failure" for v in verdicts) == sum(a.attempts.values())
+
+
+def test_a_block_knocked_off_a_stack_lands_on_the_table_and_can_be_grasped_again() -> None:
+    with SimWorld.create("stack_blocks_two", 0, render=False, contingency="knock_over=1") as w:
+        w.settle()
+        red = w.objects["red_block"].pose.p.copy()
+        arm = "left" if w.objects["green_block"].pose.p[0] < 0 else "right"
+        assert w.skills.grasp_actor("green_block", arm).ok
+        assert w.skills.place_actor("green_block", arm, [red[0], red[1], red[2] + 0.05]).ok  # reported as done
+        w.settle()
+        green = w.objects["green_block"].pose.p
+        assert abs(green[2] - w.table_top_z) < 0.01  # not on the red block any more: on the table
+        assert float(np.linalg.norm(green[:2] - red[:2])) > 0.04
+        assert [f["kind"] for f in w.injected_faults] == ["knock_over"]
+        again = "left" if green[0] < 0 else "right"
+        assert w.skills.grasp_actor("green_block", again).ok, "a knocked-over cube is graspable from the top"
+
+
+def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        ee_before = {s: np.asarray(w.arms[s].ee_pose().p).copy() for s in ("left", "right")}
+        r = w.skills.execute_ee_action([0.1] * 15)
+        assert not r.ok and "16" in r.message
+        for s in ("left", "right"):
+            assert np.allclose(np.asarray(w.arms[s].ee_pose().p), ee_before[s], atol=1e-4)
