@@ -10,6 +10,7 @@ import numpy as np
 from mallvi.config import RunConfig
 from mallvi.graph.sim_run import run_in_sim
 from mallvi.logviz.trace import read_events
+from mallvi.robot_drivers.base import ArmSide
 from mallvi.sim_bridge.world import SimWorld
 
 
@@ -40,7 +41,7 @@ def test_a_block_knocked_off_a_stack_lands_on_the_table_and_can_be_grasped_again
     with SimWorld.create("stack_blocks_two", 0, render=False, contingency="knock_over=1") as w:
         w.settle()
         red = w.objects["red_block"].pose.p.copy()
-        arm = "left" if w.objects["green_block"].pose.p[0] < 0 else "right"
+        arm: ArmSide = "left" if w.objects["green_block"].pose.p[0] < 0 else "right"
         assert w.skills.grasp_actor("green_block", arm).ok
         assert w.skills.place_actor("green_block", arm, [red[0], red[1], red[2] + 0.05]).ok  # reported as done
         w.settle()
@@ -48,7 +49,7 @@ def test_a_block_knocked_off_a_stack_lands_on_the_table_and_can_be_grasped_again
         assert abs(green[2] - w.table_top_z) < 0.01  # not on the red block any more: on the table
         assert float(np.linalg.norm(green[:2] - red[:2])) > 0.04
         assert [f["kind"] for f in w.injected_faults] == ["knock_over"]
-        again = "left" if green[0] < 0 else "right"
+        again: ArmSide = "left" if green[0] < 0 else "right"
         assert w.skills.grasp_actor("green_block", again).ok, "a knocked-over cube is graspable from the top"
 
 
