@@ -142,14 +142,51 @@ def blocks_tower(c: ExpertContext) -> None:
         c.move_object(upper, [base[0], base[1], base[2] + edge])
 
 
+def _pick_by_points(c: ExpertContext, name: str, arm: ArmSide, cps: tuple[int, ...]) -> bool:
+    """Grasp ``name`` with ``arm`` at the first of the contact points ``cps`` that works; home the arm if none."""
+    for cp in cps:
+        if c.do("grasp_actor", actor=name, arm_tag=arm, contact_point_id=cp, pre_grasp_dis=0.06).ok:
+            return True
+    c.do("back_to_origin", arm_tag=arm)
+    return False
+
+
+def _put_down(c: ExpertContext, name: str, arm: ArmSide, target: list[float], pre_dis: float) -> bool:
+    """Place ``name`` at ``target``; on a failed place let go there rather than carry it on. Homes the arm."""
+    ok = c.place(name, arm, target, pre_dis=pre_dis, dis=0.0)
+    if not ok:
+        c.do("open_gripper", arm_tag=arm)
+    c.do("back_to_origin", arm_tag=arm)
+    return ok
+
+
+def _neck_grasp(c: ExpertContext, name: str, arm: ArmSide, stand_xy: tuple[float, float]) -> bool:
+    """Hold bottle ``name`` top-down by its neck; a bottle whose neck is out of reach from above is first
+    side-grasped and stood at ``stand_xy``, where it is."""
+    neck = (4, 5)
+    if _pick_by_points(c, name, arm, neck):
+        return True
+    if c.pick(name, arms=[arm]) is None:
+        return False
+    _put_down(c, name, arm, [*stand_xy, c.world.table_top_z + 0.005], pre_dis=0.0)
+    return _pick_by_points(c, name, arm, neck)
+
+
 def put_bottles_dustbin(c: ExpertContext) -> None:
+    """Top-down neck grasps (a side-grasped bottle over the rim is out of reach). The left arm takes the bottles
+    on its side of the centre line; the right arm relays the others through the middle of the table."""
     drop = point(c.world, "dustbin", "drop")
     z0 = c.world.table_top_z
+    relay_xy = (-0.01, -0.13)
     names = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
-    for name in names:
-        if c.task.allocation_refusal(c.world, name, "left") is not None:  # too far right: pass it over
-            c.move_object(name, [-0.02, -0.10, z0], arms=["right"])
-        c.move_object(name, up(drop, 0.01), arms=["left"])
+    for name, dy in zip(names, (-0.08, 0.08, 0.0), strict=True):  # one spot each: a bottle on a bottle topples out
+        if float(pos(c.world, name)[0]) > 0.0 or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
+            if not _neck_grasp(c, name, "right", (0.15, -0.10)):
+                continue
+            _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03)
+            if not _pick_by_points(c, name, "left", (4, 5)):
+                continue
+        _put_down(c, name, "left", up(np.add(drop, [0.0, dy, 0.0]), 0.005), pre_dis=0.0)
 
 
 PLANNING_SCRIPTS: dict[str, Script] = {

@@ -12,7 +12,7 @@ from mallvi.sim_bridge.objects import make_bottle, make_dustbin
 from mallvi.sim_bridge.scene_spec import SceneContents
 
 BOTTLES = ("bottle1", "bottle2", "bottle3")
-BIN_SIZE_M = (0.20, 0.30, 0.12)
+BIN_SIZE_M = (0.20, 0.30, 0.08)
 BIN_XY = (-0.38, -0.05)
 
 
@@ -24,8 +24,9 @@ class PutBottlesDustbin(BenchTask):
         right must be passed to the left arm.
     Randomizations:
         Three bottles (radius U[0.035, 0.043] m, height U[0.22, 0.25] m) at x ∈ [-0.15, 0.25], y ∈ [-0.15, 0.05],
-        at least 0.1 m apart. **Ours**: the bin (0.20×0.30×0.12 m, static) stands on the table's left part at
-        (-0.38, -0.05) — our table cannot shift right as the original's does to make room for a floor bin.
+        at least 0.1 m apart. **Ours**: the bin (0.20×0.30×0.08 m, static) stands on the table's left part at
+        (-0.38, -0.05) — our table cannot shift right as the original's does to make room for a floor bin; its
+        rim is 0.08 m high because a bottle held by the neck above a higher rim is beyond the raised arm's reach.
     Success Conditions:
         Every bottle's bottom centre inside the bin's footprint and below its rim.
     """
