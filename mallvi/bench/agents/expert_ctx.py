@@ -107,6 +107,7 @@ class ExpertContext:
             T_ee = world.arms[arm].ee_pose().as_matrix()
             q_now = world.arms[arm].joint_positions_rad()
             planner = world.planners[arm]
+            sync = world.skills.motion.sync_planner
         except (AttributeError, KeyError):
             return None
         yaw0 = math.atan2(T_obj[1, 0], T_obj[0, 0])
@@ -119,7 +120,8 @@ class ExpertContext:
             T_new[:3, 3] = np.asarray(target) - T_new[:3, :3] @ fp_in_obj
             T_ee_new = T_new @ np.linalg.inv(T_obj) @ T_ee
             ok = True
-            for back in (pre_dis, dis):
+            for back, with_objects in ((pre_dis, True), (dis, False)):  # as place_actor plans: free, then straight
+                sync(arm, with_objects=with_objects)
                 T = T_ee_new.copy()
                 T[:3, 3] = T_ee_new[:3, 3] - back * T_ee_new[:3, 0]
                 sol, _ = planner.ik(Pose.from_matrix(T), q_now)

@@ -68,8 +68,13 @@ def place_bread_skillet(c: ExpertContext) -> None:
 
 def place_object_basket(c: ExpertContext) -> None:
     toy_arm = c.near_arm("toy")
-    target = point(c.world, "basket", "center")
-    c.move_object("toy", up(target, 0.02), arms=[toy_arm], pre_dis=0.03, dis=0.0)
+    basket_z = float(pos(c.world, "basket")[2])
+    # drop it from just above the body's rim (make_basket: 0.12 m): fingers opened inside the basket snag it
+    centre = point(c.world, "basket", "center")
+    near_x = float(centre[0]) + (-0.015 if toy_arm == "left" else 0.015)  # its own half of the basket: reach
+    target = [near_x, float(centre[1]), basket_z + 0.13]
+    clear_m = basket_z + c.world.objects["basket"].size_m[2] + 0.05 - target[2]  # planner: basket = solid box
+    c.move_object("toy", target, arms=[toy_arm], pre_dis=clear_m, dis=0.0)
     basket_arm = _other(toy_arm)
     handle = 0 if basket_arm == "left" else 1
     if c.pick("basket", arms=[basket_arm], contact_point_id=handle) is not None:
