@@ -58,6 +58,7 @@ class GraphState(TypedDict, total=False):
     stage_error: StageError | None
     reflection: Verdict | None
     history: list[Verdict]
+    placed_at: dict[str, list[float]]  # per completed subtask index: where its object was put (re-checked later)
     retry_from: str | None
     status: RunStatus
     failure_report: FailureReport | None

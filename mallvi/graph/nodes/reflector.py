@@ -14,7 +14,14 @@ from langgraph.runtime import Runtime
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import current_subtask
-from mallvi.graph.schemas import RETRYABLE_AGENTS, ActorReport, FailureReport, SceneObject, Verdict
+from mallvi.graph.schemas import (
+    RETRYABLE_AGENTS,
+    ActorReport,
+    CommandRecord,
+    FailureReport,
+    SceneObject,
+    Verdict,
+)
 from mallvi.graph.state import GraphState
 from mallvi.perception.observation import Observation
 
@@ -80,6 +87,16 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
 UNDO_CATEGORIES = ("wrong_placement", "grasp_failed")
 
 
+def _place_target(report: ActorReport | None) -> tuple[float, float, float] | None:
+    if report is None or not report.ok:
+        return None
+    for c in reversed(report.commands):
+        pose = c.args.get("target_pose")
+        if c.skill == "place_actor" and c.ok and isinstance(pose, list) and len(pose) >= 3:
+            return (float(pose[0]), float(pose[1]), float(pose[2]))
+    return None
+
+
 def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog) -> tuple[int, Verdict] | None:
     """The first earlier subtask whose placement no longer holds in ``obs`` (e.g. a block knocked off the stack).
 
@@ -97,10 +114,17 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
         if j >= idx or j >= len(plan.subtasks):
             continue
         sub = plan.subtasks[j]
-        if sub.action == "pick" or not any(p.relation not in ("lifted", "held_by") for p in sub.post):
+        target = state.get("placed_at", {}).get(str(j))
+        spatial = any(p.relation not in ("lifted", "held_by") for p in sub.post)
+        if sub.action == "pick" or not (spatial or target):
             continue
-        v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check"), state.get("localized", {}),
-                                     obs, ctx, log)
+        own = {sub.obj.key()} | ({sub.target.key()} if sub.target else set())
+        if any(plan.subtasks[k].obj.key() in own for k in range(j + 1, min(idx, len(plan.subtasks) - 1) + 1)):
+            continue  # the plan itself moved one of its objects again later on
+        commands = [CommandRecord(skill="place_actor", arm="left", args={"target_pose": target}, ok=True,
+                                  message="re-check")] if target else []
+        v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check", commands=commands),
+                                     state.get("localized", {}), obs, ctx, log)
         if v.verdict == "failure" and v.failure_category in UNDO_CATEGORIES:
             return j, v.model_copy(update={"explanation": f"subtask {j + 1} was undone: {v.explanation}"})
     return None
@@ -111,6 +135,9 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     log = CallLog()
     v, images, obs = judge(state, ctx, log)
     update = decide(state, ctx, v)
+    target = _place_target(state.get("actor_report"))
+    if v.verdict == "success" and target is not None:
+        update["placed_at"] = {**state.get("placed_at", {}), str(state.get("subtask_index", 0)): list(target)}
     if v.verdict == "success" and obs is not None and (hit := undone(state, ctx, obs, log)) is not None:
         j, why = hit
         back: GraphState = {**state, "subtask_index": j}

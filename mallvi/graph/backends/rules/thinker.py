@@ -8,6 +8,7 @@ slot -> a free row of evenly spaced slots; a remembered location -> where the De
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from mallvi.graph.backends.base import AgentError, CallLog
@@ -81,6 +82,12 @@ def _retry_grasp(attempt: int, feedback: str | None) -> dict[str, float] | None:
     if attempt >= 2 and "no reachable grasp" not in feedback.lower():  # every grasp point was already tried
         args["contact_point_id"] = attempt % 4
     return args
+
+
+def _unreachable_arm(feedback: str | None) -> str | None:
+    """The arm a failed attempt found no reachable grasp for ("no reachable grasp of X for the left arm")."""
+    m = re.search(r"no reachable grasp of \S+ for the (left|right) arm", feedback or "")
+    return m.group(1) if m else None
 
 
 def side_of(obj: SceneObject) -> str:
@@ -158,23 +165,37 @@ class RulesThinker:
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
         return self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z,
-                           _retry_grasp(attempt, feedback))
+                           _retry_grasp(attempt, feedback), _unreachable_arm(feedback))
 
     def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
                localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
-               grasp_args: dict[str, float] | None = None) -> ActionPlan:
-        """Grasp and place; when no single arm reaches both ends, relay through a free spot in the middle."""
+               grasp_args: dict[str, float] | None = None, failed_arm: str | None = None) -> ActionPlan:
+        """Grasp and place; when no single arm reaches both ends, relay through a free spot in the middle.
+
+        After an arm found no reachable grasp (``failed_arm``), the other arm grasps: the reach envelope is an
+        estimate and the motion planner has the final word, so an object pushed or dropped near its edge is tried
+        with the other arm before the subtask is given up.
+        """
         ox, oy = obj.position_m[0], obj.position_m[1]
         tx, ty = target_xyz[0], target_xyz[1]
+        dz = target_xyz[2] - table_z
         forced = subtask.arm_hint in ("left", "right")
         arms = [arm] if forced else [arm, other(arm)]
+        if failed_arm in arms and not forced:
+            arms = [a for a in arms if a != failed_arm]
         for a in arms:
-            if reachable(a, ox, oy) and reachable(a, tx, ty, target_xyz[2] - table_z):
+            if reachable(a, ox, oy) and reachable(a, tx, ty, dz):
                 return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args), rationale=(
                     f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
         giver = side_of(obj) if not forced else arm
+        if failed_arm is not None and not forced:
+            giver = other(failed_arm)
+            if reachable(giver, tx, ty, dz):
+                return ActionPlan(calls=_grasp_place(giver, obj.id, target_xyz, grasp_args), rationale=(
+                    f"the {failed_arm} arm found no grasp of {obj.id}: the {giver} arm tries it and carries it "
+                    f"to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
         taker = other(giver)
-        if forced or not reachable(taker, tx, ty, target_xyz[2] - table_z):
+        if forced or not reachable(taker, tx, ty, dz):
             raise AgentError(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
                                + (f" with the {arm} arm only" if forced else ""))
         mx, my = relay_spot(obj.id, scene, localized, target_xyz)

@@ -1,0 +1,114 @@
+"""The Reflector under faults (fake kinematic world, rules backend): budgets that match the fault rate, a subtask
+undone by a later fault re-planned, a failed step never taken as done, and a refused plan moving nothing."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mallvi.graph.context import Budgets
+from mallvi.graph.fault_budgets import attempts_needed, budgets_for_contingency
+from mallvi.graph.runner import drive
+from mallvi.robot_drivers.base import ArmSide, SkillResult
+from mallvi.sim_bridge.contingency_profile import ContingencySpecError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
+from tests.fixtures.graph_fakes import FakeWorld, fake_context
+
+
+def test_budgets_follow_the_level() -> None:
+    base = Budgets()
+    assert budgets_for_contingency("easy") == base and budgets_for_contingency(None) == base
+    medium = budgets_for_contingency("medium")
+    # one grasp-and-place attempt succeeds with p = 0.5 * 0.5: 11 attempts give >= 95% per subtask
+    assert medium.max_attempts_per_subtask == 11 and 1 - 0.75 ** 11 >= 0.95 > 1 - 0.75 ** 10
+    assert medium.max_total_attempts >= 3 * 11
+    hard = budgets_for_contingency("hard")
+    assert hard.max_attempts_per_subtask == 16  # the cap: p = 0.04 would need 74
+    assert attempts_needed(0.04, cap=100) == 74
+    # LangGraph's recursion limit grows with the budget, so a long retry chain never hits it
+    assert hard.recursion_limit(3) > medium.recursion_limit(3) > base.recursion_limit(3)
+    with pytest.raises(ContingencySpecError):
+        budgets_for_contingency("impossible")
+
+
+@dataclass
+class _Flaky(FakeWorld):
+    """Grasps fail (closing on nothing) on a fixed schedule of calls."""
+
+    miss_on: set[int] = field(default_factory=set)
+
+    def grasp_actor(self, actor: str, arm_tag: ArmSide, **kw: Any) -> SkillResult:
+        n = sum(1 for c in self.calls if c[0] == "grasp_actor")
+        if n in self.miss_on:
+            self.calls.append(("grasp_actor", arm_tag, actor))
+            return SkillResult.failure(f"grasp of {actor} failed: the {arm_tag} gripper closed on nothing")
+        return super().grasp_actor(actor, arm_tag, **kw)
+
+
+def test_a_budget_from_the_level_outlasts_a_run_of_misses_the_default_budget_does_not() -> None:
+    def world() -> _Flaky:
+        w = _Flaky(**vars(FakeWorld.blocks(("red", -0.2, 0.0), ("green", -0.1, 0.05))))
+        w.miss_on = {0, 1, 2, 3, 4}
+        return w
+
+    short, _ = drive(fake_context(world()), "stack the green block on the red block")
+    assert short.status == "failed" and short.failure_report is not None
+    assert "subtask budget exhausted after 4 attempts" in short.failure_report.reason
+    w = world()
+    out, _ = drive(fake_context(w, budgets=budgets_for_contingency("medium")), "stack the green block on the red block")
+    assert out.status == "succeeded" and out.attempts == {"0": 5}
+    red, green = w.objects["red_block"].pos, w.objects["green_block"].pos
+    assert math.dist(red[:2], green[:2]) < 1e-6 and green[2] > red[2]
+
+
+@dataclass
+class _KnocksFirstOff(FakeWorld):
+    """The second successful place knocks the first placed object 12 cm aside (and says nothing)."""
+
+    placed: list[str] = field(default_factory=list)
+
+    def place_actor(self, actor: str, arm_tag: ArmSide, target_pose: Sequence[float], **kw: Any) -> SkillResult:
+        r = super().place_actor(actor, arm_tag, target_pose, **kw)
+        if r.ok:
+            self.placed.append(actor)
+            if len(self.placed) == 2:
+                self.objects[self.placed[0]].pos[1] -= 0.12
+        return r
+
+
+def test_a_subtask_undone_by_a_later_fault_is_replanned() -> None:
+    w = _KnocksFirstOff(**vars(FakeWorld.blocks(("red", -0.25, 0.05), ("green", 0.25, 0.05), ("blue", 0.1, 0.1))))
+    w.placed = []
+    out, _ = drive(fake_context(w), "place the red, green and blue blocks from left to right")
+    assert out.status == "succeeded" and out.graph_success
+    assert w.placed[:3] == ["red_block", "green_block", "red_block"]  # red put back before going on
+    xs = [w.objects[n].pos[0] for n in ("red_block", "green_block", "blue_block")]
+    ys = [w.objects[n].pos[1] for n in ("red_block", "green_block", "blue_block")]
+    assert xs == sorted(xs) and max(ys) - min(ys) < 0.01  # one row, left to right, as a user would check
+    assert out.attempts == {"0": 1}  # the undone subtask counts one failed attempt against its budget
+
+
+def test_a_failed_step_is_never_taken_as_done_even_if_the_reflector_says_so() -> None:
+    from mallvi.graph.backends.rules import rules_backends
+
+    class _Yes:
+        def reflect(self, *a: Any, **k: Any) -> Any:
+            from mallvi.graph.schemas import Verdict
+
+            return Verdict(verdict="success", explanation="looks fine to me")
+
+    w = FakeWorld.blocks(("red", -0.2, 0.0), ("green", -0.1, 0.05))
+    w.fail_always["place_actor"] = "cannot lower green_block onto the target: IK failed"
+    backends = rules_backends()
+    backends.reflector = _Yes()
+    out, _ = drive(fake_context(w, backends=backends, budgets=Budgets(max_attempts_per_subtask=2)),
+                   "stack the green block on the red block")
+    assert out.status == "failed" and not out.graph_success
+    assert out.failure_report is not None and "overruled" in out.failure_report.reason
