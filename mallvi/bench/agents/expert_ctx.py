@@ -88,7 +88,7 @@ class ExpertContext:
     def place(self, name: str, arm: ArmSide, target: Sequence[float], **kw: Any) -> bool:
         """Place the held object's bottom centre at ``target`` (xyz), turned about z so the arm can reach it."""
         kw.setdefault("functional_point_id", 0)
-        target_list = [float(v) for v in target[:3]]
+        target_list = [float(v) for v in target]
         if len(target) == 3 and kw.get("constrain", "auto") != "free":
             yaw = self._reachable_place_yaw(name, arm, target_list, kw.get("pre_dis", 0.1), kw.get("dis", 0.02))
             if yaw is not None:

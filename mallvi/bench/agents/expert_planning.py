@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -122,15 +123,34 @@ def handover_block(c: ExpertContext) -> None:
 
 
 def hanging_mug(c: ExpertContext) -> None:
-    """Put the mug in the middle with the left arm, then carry it so its handle meets the hook and let go."""
-    c.move_object("mug", [0.0, -0.05, c.world.table_top_z], arms=["left"])
-    arm = c.pick("mug", arms=["right"], contact_point_id=0)
-    if arm is None:
+    """The left arm turns the mug so its handle points to +y (the handle's opening then faces along the hook's
+    rod) and puts it in the middle; the right arm holds it beyond the hook's tip and threads the handle onto the
+    rod with a straight move along it, then lets go."""
+    z0 = c.world.table_top_z
+    if c.pick("mug", arms=["left"]) is None:
         return
+    for yaw in (math.pi / 2, -math.pi / 2, None):  # handle to +y or -y; else wherever the arm can put it
+        quat = [] if yaw is None else [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+        if c.place("mug", "left", [0.0, -0.05, z0, *quat]):
+            break
+    else:
+        c.do("open_gripper", arm_tag="left")
+    c.do("back_to_origin", arm_tag="left")
+    if c.pick("mug", arms=["right"], contact_point_id=0) is None:
+        return
+    hook, tip = point(c.world, "rack", "hook"), point(c.world, "rack", "hook_tip")
+    along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
     offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
-    hook = point(c.world, "rack", "hook")
-    c.place("mug", arm, up(hook - offset, -0.01), constrain="free")
-    c.do("back_to_origin", arm_tag=arm)
+    start = hook + 0.085 * along  # the handle clear of the rack (the planner sees it as its bounding box)
+    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0, is_open=False):
+        c.do("open_gripper", arm_tag="right")
+        c.do("back_to_origin", arm_tag="right")
+        return
+    dx, _, dz = vec(hook - start)
+    c.do("move_by_displacement", arm_tag="right", x=dx, z=dz)
+    c.do("open_gripper", arm_tag="right")
+    c.do("move_by_displacement", arm_tag="right", z=0.03)
+    c.do("back_to_origin", arm_tag="right")
 
 
 def blocks_tower(c: ExpertContext) -> None:
