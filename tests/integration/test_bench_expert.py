@@ -20,7 +20,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "stack_bowls_three": "the top bowl settles 4.4 cm off the middle one's centre (limit 4 cm): nesting drift",
     "put_bottles_dustbin": "a bottle at the far middle (0.04, 0.05): neither arm reaches its neck from above, and "
     "the side-grasped bottle cannot be stood anywhere reachable",
-    "stack_blocks_two": "the second block's place pose on the stack has no collision-free IK solution",
 }
 
 

@@ -135,12 +135,32 @@ def _near(c: ExpertContext, obj: str) -> ArmSide:
     return "left" if pos(c.world, obj)[0] < 0 else "right"
 
 
+def _stack_plan(h: Hands, upper: str, lower: str) -> tuple[ArmSide, list[list[float]]] | None:
+    """An arm and its EE poses that put ``upper`` on ``lower`` where it stands, if some arm reaches both."""
+    target = np.asarray(up(pos(h.c.world, lower), h.c.world.objects[lower].size_m[2]))
+    near = _near(h.c, upper)
+    for arm in (near, "right" if near == "left" else "left"):
+        poses = h.plan_pick(arm, upper, target)
+        if poses is not None:
+            return arm, poses
+    return None
+
+
 def stack_blocks_two(c: ExpertContext) -> None:
+    """Stack one block straight onto the other where it stands when an arm reaches both (either order);
+    otherwise move one block to the middle first and stack the other on it."""
     h = Hands(c)
     z0 = c.world.table_top_z
+    pairs = [("red_block", "green_block"), ("green_block", "red_block")]
+    for upper, lower in pairs:
+        plan = _stack_plan(h, upper, lower)
+        if plan is not None:
+            _pick_place(h, plan[0], upper, np.asarray(up(pos(c.world, lower), c.world.objects[lower].size_m[2])))
+            return
     first, second = sorted(("red_block", "green_block"), key=lambda n: abs(float(pos(c.world, n)[0])))
     _pick_place(h, _near(c, first), first, np.array([0.0, -0.13, z0]))
-    _pick_place(h, _near(c, second), second, np.asarray(up(pos(c.world, first), 0.05)))
+    plan = _stack_plan(h, second, first)
+    _pick_place(h, plan[0] if plan else _near(c, second), second, np.asarray(up(pos(c.world, first), 0.05)))
 
 
 def grab_roller(c: ExpertContext) -> None:
