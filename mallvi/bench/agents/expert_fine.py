@@ -205,10 +205,17 @@ def place_burger_fries_ee(c: ExpertContext) -> None:
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
-    """Lift the skillet by its handle and hold it; drop the bread into it with the other arm."""
+    """Drop the bread into the skillet on the table, then lift the skillet by its handle with the other arm
+    (holding the pan up first leaves the bread arm no reachable grasp in many layouts); if the bread cannot go
+    in on the table, lift the pan first and drop the bread into it."""
     h = Hands(c)
     pan_arm = _near(c, "skillet")
     bread_arm: ArmSide = "right" if pan_arm == "left" else "left"
+    into_pan = np.asarray(up(point(c.world, "skillet", "center"), 0.03))
+    if h.plan_pick(bread_arm, "bread", into_pan) is not None:
+        if _pick_place(h, bread_arm, "bread", into_pan):
+            _pick_place(h, pan_arm, "skillet", None)
+        return
     if not _pick_place(h, pan_arm, "skillet", None):
         return
     _pick_place(h, bread_arm, "bread", np.asarray(up(point(c.world, "skillet", "center"), 0.03)))
