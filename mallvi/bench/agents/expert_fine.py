@@ -198,10 +198,15 @@ def place_object_scale(c: ExpertContext) -> None:
 
 
 def place_burger_fries_ee(c: ExpertContext) -> None:
+    """Burger with the left arm, fries with the right; an object whose top-down grasp the usual arm cannot turn
+    its wrist to (the fries box is only graspable across its thin side) is taken by the other arm."""
     h = Hands(c)
     for obj, arm, drop in (("burger", "left", "drop_left"), ("fries", "right", "drop_right")):
+        target = np.asarray(up(point(c.world, "tray", drop), 0.005))
         side: ArmSide = "left" if arm == "left" else "right"
-        _pick_place(h, side, obj, np.asarray(up(point(c.world, "tray", drop), 0.005)))
+        if h.plan_pick(side, obj, target) is None:
+            side = "right" if side == "left" else "left"
+        _pick_place(h, side, obj, target)
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
