@@ -19,6 +19,7 @@ class GraphAgent:
     def __init__(self, cfg: BenchConfig, reflector: bool = True) -> None:
         from mallvi.config import LlmConfig, RunConfig
         from mallvi.graph.backends.factory import make_backends
+        from mallvi.graph.fault_budgets import budgets_for_contingency
         from mallvi.graph.perception_adapter import PipelinePort
         from mallvi.perception.pipeline import make_perception
 
@@ -29,18 +30,24 @@ class GraphAgent:
         self.backends = make_backends(self.run_cfg)
         self.port = PipelinePort(make_perception(cfg.perception))
         self.reflector = reflector
+        # retries matched to the fault level, exactly as `mallvi run --contingency` does
+        self.budgets = budgets_for_contingency(cfg.contingency, self.run_cfg.budgets)
 
     def run_episode(self, task: BenchTask, world: BenchWorld, trace: TraceWriter) -> EpisodeStats:
         from mallvi.graph.context import ArtifactStore, GraphContext
         from mallvi.graph.runner import drive
+        from mallvi.graph.sim_run import fault_event_writer, sim_workspace_m
         from mallvi.logviz.capture import TraceCallbackHandler
 
         w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
+        if getattr(w, "faults", None) is not None:
+            w.faults.listeners.append(fault_event_writer(trace))  # injected faults reach the trace as they happen
         ctx = GraphContext(
             skills=world.skills, observe=lambda: world.observe(self.run_cfg.camera_name), perception=self.port,
             backends=self.backends, world=w.truth, gripper_opening=world.gripper_opening,
-            table_top_z=world.table_top_z, budgets=self.run_cfg.budgets, artifacts=ArtifactStore(trace), trace=trace,
-            reflector_enabled=self.reflector,
+            gripper_holding=lambda arm: w.grasped_object(arm) is not None,
+            table_top_z=world.table_top_z, budgets=self.budgets, artifacts=ArtifactStore(trace), trace=trace,
+            reflector_enabled=self.reflector, workspace_m=sim_workspace_m(world.table_top_z),
         )  # fmt: skip
         instruction = getattr(w, "instruction", "") or task.instruction
         outcome, _state = drive(ctx, instruction, with_reflector=self.reflector,

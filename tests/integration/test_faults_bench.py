@@ -1,0 +1,32 @@
+"""`mallvi bench --contingency`: the graph agent gets the level's retry budget and its episode trace shows every
+injected fault as it happened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mallvi.bench.agents.graph_agent import GraphAgent
+from mallvi.bench.config import BenchConfig
+from mallvi.bench.episode import run_episode, trace_dir
+from mallvi.graph.context import Budgets
+from mallvi.logviz.trace import read_events
+
+
+def test_bench_graph_agent_uses_the_level_budget() -> None:
+    cfg = BenchConfig(tier="planning", tasks=("stack_blocks_two",), episodes=1, contingency="medium")
+    assert GraphAgent(cfg).budgets.max_attempts_per_subtask > Budgets().max_attempts_per_subtask
+    plain = BenchConfig(tier="planning", tasks=("stack_blocks_two",), episodes=1)
+    assert GraphAgent(plain).budgets == Budgets()
+
+
+def test_bench_episode_traces_injected_faults(tmp_path: Path) -> None:
+    cfg = BenchConfig(tier="planning", tasks=("stack_blocks_two",), episodes=1, contingency="hard", save_images=False)
+    record = run_episode(cfg, "stack_blocks_two", 100000, tmp_path)
+    assert record["status"] != "skipped"
+    events = read_events(trace_dir(tmp_path, "stack_blocks_two", 100000))
+    faults = [e for e in events if e["kind"] == "fault_injected"]
+    assert faults, "at the hard level (80% of grasps and places fail) an episode must show injected faults"
+    assert {f["fault"] for f in faults} <= {"grasp_miss", "grasp_slip", "place_off", "knock_over"}
+    actor_ends = [e for e in events if e["kind"] == "node_end" and e.get("node") == "actor"]
+    # faults are written as they happen: the first one precedes the end of the Actor step it hit
+    assert actor_ends and faults[0]["seq"] < actor_ends[-1]["seq"]
