@@ -11,7 +11,6 @@ Output directory layout::
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import multiprocessing as mp
@@ -81,11 +80,6 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def check_available(cfg: BenchConfig) -> None:
     """Refuse settings this build cannot honour before anything runs."""
-    if cfg.contingency != "none":
-        from mallvi.sim_bridge.world import SimWorld
-
-        if "contingency" not in inspect.signature(SimWorld.create).parameters:
-            raise ValueError("--contingency is not available: the simulator has no fault-injection hook yet")
     if cfg.agent == "expert":
         from mallvi.bench.agents.expert import SCRIPTS
 

@@ -8,7 +8,6 @@ graph's own belief.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Callable
@@ -71,12 +70,6 @@ def check_available(cfg: RunConfig) -> None:
         raise NotAvailableError(f"--robot {cfg.robot} with --camera {cfg.camera}: mixing the simulator and the "
                                 "real rig is not supported; use --robot sim --camera sim or --robot piper "
                                 "--camera realsense")
-    if cfg.contingency not in (None, "none"):
-        from mallvi.sim_bridge.world import SimWorld
-
-        if "contingency" not in inspect.signature(SimWorld.create).parameters:
-            raise NotAvailableError("--contingency is not available in this build: the simulator has no fault "
-                                    "injection hook yet")
     if cfg.single_agent and cfg.approve:
         raise ConfigError("--single-agent and --approve cannot be combined")
 
@@ -96,8 +89,10 @@ def run_in_sim(
     """Build the scene, run the graph on it and judge the result by simulator truth."""
     check_available(cfg)
     t_start = time.perf_counter()
+    from mallvi.bench.scenes_tier2 import register_bench_scenes
     from mallvi.sim_bridge.scenes import get_scene
 
+    register_bench_scenes()  # every ST-BiBench task's scene can be named with --task, not only the shared ones
     try:
         get_scene(task)
     except KeyError as e:

@@ -30,3 +30,15 @@ def test_bench_episode_traces_injected_faults(tmp_path: Path) -> None:
     actor_ends = [e for e in events if e["kind"] == "node_end" and e.get("node") == "actor"]
     # faults are written as they happen: the first one precedes the end of the Actor step it hit
     assert actor_ends and faults[0]["seq"] < actor_ends[-1]["seq"]
+
+
+def test_mallvi_run_accepts_every_benchmark_scene() -> None:
+    """Every ST-BiBench task's scene is registered, so `mallvi run --task NAME` knows all of them."""
+    from mallvi.bench.scenes_tier2 import register_bench_scenes
+    from mallvi.bench.tasks import TASKS
+    from mallvi.sim_bridge.scenes import scene_names
+
+    register_bench_scenes()
+    for name, cls in TASKS.items():
+        scene = cls().shared_scene or name
+        assert scene in scene_names(), f"{name}: its scene {scene!r} is not registered"
