@@ -1,9 +1,10 @@
 """Goal predicates and their evaluation over object geometry (simulator truth or a fresh perception pass).
 
 Relations (world frame, metres): ``left_of(a, b)`` means a has the smaller x (the robot's left);
-``front_of(a, b)`` means a is closer to the robot (smaller y); ``on(a, b)`` means a rests on b's top face;
-``in(a, b)`` means a's centre lies inside b's footprint, below b's rim; ``lifted(a)`` means a's bottom is at
-least ``LIFT_MIN_M`` above the table; ``held_by(a, arm)`` asks the gripper state.
+``front_of(a, b)`` means a is closer to the robot (smaller y); ``on(a, b)`` means a rests on b's top face,
+centred on it within ``ON_XY_MAX_M``; ``in(a, b)`` means a's centre lies inside b's footprint, below b's rim;
+``lifted(a)`` means a's bottom is at least ``LIFT_MIN_M`` above the table; ``held_by(a, arm)`` asks the gripper
+state.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mallvi.robot_drivers.base import ObjectInfo, WorldModel
 
 ORDER_MARGIN_M = 0.02
 ON_XY_SLACK_M = 0.02
+ON_XY_MAX_M = 0.03  # a placement "on" a target is centred to this, however large the target (a pad, a plate)
 ON_Z_TOL_M = 0.02
 NEAR_M = 0.12
 LIFT_MIN_M = 0.03
@@ -86,7 +88,7 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float) -> 
         return d < NEAR_M, f"{a.name}-{b.name} {d * 100:.1f} cm apart"
     if relation == "on":
         gap = a.bottom_z - b.top_z
-        ok_xy = d < max(b.size_m[0], b.size_m[1]) / 2 + ON_XY_SLACK_M
+        ok_xy = d < min(max(b.size_m[0], b.size_m[1]) / 2 + ON_XY_SLACK_M, ON_XY_MAX_M)
         ok_z = abs(gap) < ON_Z_TOL_M
         return ok_xy and ok_z, f"{a.name} off-centre {d * 100:.1f} cm, gap above {b.name} {gap * 100:.1f} cm"
     if relation == "in":

@@ -2,6 +2,8 @@
 
 A perceived object is mapped to the robot-side name (simulator name, or scene-graph name on a rig) by the
 nearest 3D centre within ``ctx.match_radius_m``; a perception error therefore surfaces as a failure here.
+An object the plan uses without grasping it first, while the arm's gripper senses something between its fingers,
+is in that gripper: the fingers hide part of it, so its centre is matched within ``HELD_MATCH_RADIUS_M`` instead.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from mallvi.robot_drivers.base import SkillResult, WorldModel
 
 log = logging.getLogger(__name__)
 
+HELD_MATCH_RADIUS_M = 0.08
+"""Match radius for an object already in the gripper of the arm that uses it (partly hidden by the fingers)."""
+
 
 def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) -> tuple[str | None, str]:
     """The world-model name nearest to a perceived object's centre, within ``radius_m``; else (None, why)."""
@@ -36,6 +41,18 @@ def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) ->
         near = f"; nearest is {best[1]} at {best[0] * 100:.1f} cm" if best else ""
         return None, f"no object within {radius_m * 100:.0f} cm of perceived {obj.id} at ({where}){near}"
     return best[1], f"{obj.id} -> {best[1]} ({best[0] * 100:.1f} cm)"
+
+
+def held_by_plan_arm(calls: list[SkillCall], obj_key: str, ctx: GraphContext) -> bool:
+    """Whether the plan's first call on ``obj_key`` is not a grasp and that call's arm senses a held object."""
+    first = next((c for c in calls if c.object == obj_key), None)
+    if first is None or first.skill == "grasp_actor" or ctx.gripper_holding is None:
+        return False
+    try:
+        return bool(ctx.gripper_holding(first.arm))
+    except Exception as e:  # a sensor fault leaves the normal radius
+        log.warning("gripper sensor of the %s arm failed: %s", first.arm, e)
+        return False
 
 
 def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillResult:
@@ -113,7 +130,9 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             if obj is None:
                 return {"actor_report": ActorReport(ok=False, message=f"{call.object} was never localised",
                                                     failed_stage="thinker")}
-            name, why = match_object(obj, ctx.world, ctx.match_radius_m)
+            held = held_by_plan_arm(plan.calls, call.object, ctx)
+            radius_m = max(ctx.match_radius_m, HELD_MATCH_RADIUS_M) if held else ctx.match_radius_m
+            name, why = match_object(obj, ctx.world, radius_m)
             if name is None:
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder")}
             names[call.object] = name
