@@ -4,7 +4,6 @@ should be, containers hold a dropped cube, and the segmentation camera maps pixe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -12,18 +11,6 @@ import sapien
 
 from mallvi.sim_bridge.objects import CLUTTER_KINDS, OBJECT_BUILDERS, make_block, make_clutter, make_mug
 from mallvi.sim_bridge.scene_spec import SimObject
-
-
-@pytest.fixture(scope="session")
-def live_renderer() -> Iterator[sapien.Scene]:
-    """A tiny scene with a camera kept alive for the whole session: SAPIEN tears its render context down when the
-    last such scene dies and re-creating it costs seconds on a CPU renderer, so later render tests reuse it."""
-    scene = sapien.Scene()
-    cam = scene.add_camera("keep_alive", 8, 8, 1.0, 0.01, 10.0)
-    scene.update_render()
-    cam.take_picture()
-    yield scene
-
 
 TABLE_TOP_Z = 0.73
 DT = 1 / 250
@@ -212,7 +199,6 @@ def test_container_holds_a_thrown_cube(kind: str) -> None:
     assert travelled > half_extent, f"control throw only slid {travelled:.3f} m: the test would not show the walls"
 
 
-@pytest.mark.usefixtures("live_renderer")
 def test_segmentation_maps_pixels_to_objects() -> None:
     scene = _table_scene()
     scene.set_ambient_light([0.6, 0.6, 0.6])

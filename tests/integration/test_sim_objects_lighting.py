@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -12,18 +11,6 @@ import sapien
 from mallvi.sim_bridge.randomization import apply_lighting, sample_lighting
 
 
-@pytest.fixture(scope="session")
-def live_renderer() -> Iterator[sapien.Scene]:
-    """A tiny scene with a camera kept alive for the whole session: SAPIEN tears its render context down when the
-    last such scene dies and re-creating it costs seconds on a CPU renderer, so later render tests reuse it."""
-    scene = sapien.Scene()
-    cam = scene.add_camera("keep_alive", 8, 8, 1.0, 0.01, 10.0)
-    scene.update_render()
-    cam.take_picture()
-    yield scene
-
-
-@pytest.mark.usefixtures("live_renderer")
 def test_lighting_is_seeded_and_changes_the_image() -> None:
     assert sample_lighting(np.random.default_rng(5)) == sample_lighting(np.random.default_rng(5))
     assert sample_lighting(np.random.default_rng(5)) != sample_lighting(np.random.default_rng(6))

@@ -3,27 +3,12 @@ segmentation names them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
-import pytest
 import sapien
 
 from mallvi.sim_bridge.world import SimWorld
 
 
-@pytest.fixture(scope="session")
-def live_renderer() -> Iterator[sapien.Scene]:
-    """A tiny scene with a camera kept alive for the whole session: SAPIEN tears its render context down when the
-    last such scene dies and re-creating it costs seconds on a CPU renderer, so later render tests reuse it."""
-    scene = sapien.Scene()
-    cam = scene.add_camera("keep_alive", 8, 8, 1.0, 0.01, 10.0)
-    scene.update_render()
-    cam.take_picture()
-    yield scene
-
-
-@pytest.mark.usefixtures("live_renderer")
 def test_scene_in_simworld_settles_and_is_seen_by_the_head_camera() -> None:
     with SimWorld.create("grounding_dense", 100003, cameras=("head",)) as world:
         assert set(world.objects) == {"red_block", "yellow_block", "blue_block", "green_block", "black_block"}
