@@ -94,22 +94,29 @@ CUBE_TOL_M = 0.002
 def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
     """Tip ``obj`` 90° over one of its bottom edges (chosen at random), as a push against a side face would.
 
-    The object pivots about that edge, so its centre moves by about half its width plus half its height: a block
-    knocked over on a stack hangs over the support's edge and falls off when the scene settles; on the table it
-    ends up lying a few centimetres from where it was put. A cube tipped over an edge is, body for body, the same
-    solid in the same place as the cube rotated by one of its symmetries, so it keeps its frame (its pose in the
-    frame convention of the objects library: origin at the bottom centre, z up); any other shape keeps the tipped
-    frame.
+    The side faces are the faces of the object's box that stand upright in the world; an object already lying
+    down only rolls over its long edges. The object pivots about that bottom edge, so its centre moves
+    by about half its width plus half its height: a block knocked over on a stack hangs over the support's edge
+    and falls off when the scene settles; on the table it ends up lying a few centimetres from where it was put.
+    A cube tipped over an edge is, body for body, the same solid in the same place as the cube rotated by one of
+    its symmetries, so it keeps its frame; any other shape keeps the tipped frame.
     """
     pose = obj.entity.get_pose()
     R_old = Rotation.from_quat([pose.q[1], pose.q[2], pose.q[3], pose.q[0]])
-    face = int(rng.integers(0, 4))  # +x, +y, -x, -y side face of the object
-    d = R_old.apply([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]][face])
+    size = np.asarray(obj.size_m, dtype=float)
+    axes = [(i, sign) for sign in (1.0, -1.0) for i in (0, 1)] + [(2, 1.0), (2, -1.0)]  # +x, +y, -x, -y, +z, -z
+    up_axis = int(np.argmax(np.abs(R_old.as_matrix()[2, :])))
+    # The upright faces; an object lying down only rolls over faces no wider than 1.5x its height (a push
+    # along a lying bar slides it, it does not stand it on end).
+    side_faces = [R_old.apply(sign * np.eye(3)[i]) for i, sign in axes
+                  if i != up_axis and (up_axis == 2 or size[i] <= 1.5 * size[up_axis])]
+    d = np.array(side_faces[int(rng.integers(0, len(side_faces)))], dtype=float)
     d[2] = 0.0
-    d /= max(1e-9, float(np.linalg.norm(d)))
-    half = 0.5 * np.asarray(obj.size_m, dtype=float)
+    d /= float(np.linalg.norm(d))
+    half = 0.5 * size
     centre_local = np.asarray(obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, float(half[2])])).p)
-    corners_local = np.array([[sx * half[0], sy * half[1], -half[2]] for sx in (-1, 1) for sy in (-1, 1)])
+    corners_local = np.array([[sx * half[0], sy * half[1], sz * half[2]]
+                              for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
     corners = np.asarray(pose.p) + R_old.apply(corners_local + centre_local)
     reach = float(max(corners[:, :2] @ d[:2]))
     p_xy = np.asarray(pose.p[:2], dtype=float)
@@ -132,14 +139,28 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
         body.set_angular_velocity([0.0, 0.0, 0.0])
 
 
+DROP_PROBE_ABOVE_M = 0.05
+
+
 def _drop_below(obj: SimObject, centre_world: NDArray[np.float64], bottom_z: float) -> float:
-    """How far the surface under ``centre_world`` lies below ``bottom_z`` (0 when it is within 1 cm or unknown)."""
+    """How far the surface under ``centre_world`` lies below ``bottom_z`` (0 when it is within 1 cm or unknown).
+
+    The probe starts ``DROP_PROBE_ABOVE_M`` above ``bottom_z`` (a ray starting inside the support would miss it)
+    with the object itself moved out of the way, so only what lies under the new position counts.
+    """
     scene = obj.entity.scene
     system = scene.physx_system if scene is not None else None
     if not isinstance(system, sapien.physx.PhysxCpuSystem):
         return 0.0
-    start = np.array([centre_world[0], centre_world[1], bottom_z - 0.002], dtype=np.float32)
-    hit = system.raycast(start, np.array([0.0, 0.0, -1.0], dtype=np.float32), 2.0)
-    if hit is None or float(hit.distance) < 0.01:
+    pose = obj.entity.get_pose()
+    obj.entity.set_pose(sapien.Pose(p=[pose.p[0], pose.p[1], pose.p[2] + 100.0], q=pose.q))
+    try:
+        start_z = bottom_z + DROP_PROBE_ABOVE_M
+        start = np.array([centre_world[0], centre_world[1], start_z], dtype=np.float32)
+        hit = system.raycast(start, np.array([0.0, 0.0, -1.0], dtype=np.float32), 3.0)
+    finally:
+        obj.entity.set_pose(pose)
+    if hit is None:
         return 0.0
-    return float(hit.distance) + 0.002
+    drop = bottom_z - (start_z - float(hit.distance))
+    return drop if drop >= 0.01 else 0.0

@@ -53,6 +53,31 @@ def test_a_block_knocked_off_a_stack_lands_on_the_table_and_can_be_grasped_again
         assert w.skills.grasp_actor("green_block", again).ok, "a knocked-over cube is graspable from the top"
 
 
+def test_a_bar_lying_on_the_pad_knocked_over_rolls_off_onto_the_table_not_through_it() -> None:
+    import sapien
+    from scipy.spatial.transform import Rotation
+
+    from mallvi.sim_bridge.contingency import knock_over
+
+    with SimWorld.create("handover_block", 1, render=False) as w:
+        w.settle()
+        bar = w.objects["red_block"]  # 0.06 x 0.06 x 0.20, frame origin at the bottom centre
+        pad_xy = np.asarray(w.objects["blue_pad"].entity.get_pose().p[:2], dtype=float)
+        for yaw_deg in (0, 90):
+            for seed in range(4):
+                R = Rotation.from_euler("z", yaw_deg, degrees=True) * Rotation.from_euler("x", 90, degrees=True)
+                x, y, z, qw = R.as_quat()
+                centre = [*pad_xy, w.table_top_z + 0.01 + 0.03]  # lying on the 1 cm pad
+                bar.entity.set_pose(sapien.Pose(p=np.asarray(centre) - R.apply([0, 0, 0.1]), q=[qw, x, y, z]))
+                w.settle(0.5)
+                knock_over(bar, np.random.default_rng(seed))
+                w.settle(1.0)
+                p = bar.entity.get_pose()
+                assert abs(p.to_transformation_matrix()[2, 2]) < 0.2, "a pushed bar lying down is not stood on end"
+                assert float(p.p[2]) > w.table_top_z, f"yaw {yaw_deg}, seed {seed}: the bar fell through: {p.p}"
+                assert float(np.linalg.norm(np.asarray(p.p[:2]) - pad_xy)) < 0.2
+
+
 def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
     with SimWorld.create("stack_blocks_two", 0, render=False) as w:
         w.settle()
