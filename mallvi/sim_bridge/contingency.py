@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile, draw_fault, fault_rng, parse_contingency
-from mallvi.sim_bridge.scene_spec import SimObject
+from mallvi.sim_bridge.scene_spec import CUBE_TOL_M, SimObject
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +86,6 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
-
-
-CUBE_TOL_M = 0.002
 
 
 def knock_over(obj: SimObject, rng: np.random.Generator) -> None:

@@ -16,6 +16,8 @@ import sapien
 
 from mallvi.robot_drivers.base import ObjectInfo, Pose
 
+CUBE_TOL_M = 0.002
+
 
 class SceneSetupError(RuntimeError):
     """A scene cannot be set up for this seed (e.g. its objects cannot be placed); the benchmark skips the seed."""
@@ -50,6 +52,34 @@ class SimObject:
         return self.entity.get_pose()
 
     @property
+    def is_cube(self) -> bool:
+        """A block whose three sides are equal (within 2 mm): any face down is the same solid in the same place."""
+        return self.category == "block" and float(np.ptp(np.asarray(self.size_m, dtype=float))) < CUBE_TOL_M
+
+    def frame_pose(self) -> sapien.Pose:
+        """The pose its points are read in: the body's pose, except that a cube lying on another face is given
+        the symmetric frame whose z axis is closest to world up (so fp0 is the face it stands on and its top
+        grasps point down again), turned about its centre."""
+        pose = self.entity.get_pose()
+        if not self.is_cube:
+            return pose
+        T = pose.to_transformation_matrix()
+        R = T[:3, :3]
+        k = int(np.argmax(np.abs(R[2, :])))
+        if k == 2 and R[2, 2] > 0:
+            return pose
+        z_local = np.sign(R[2, k]) * np.eye(3)[k]
+        x_local = np.eye(3)[0] if k != 0 else np.eye(3)[1]
+        S = np.column_stack([x_local, np.cross(z_local, x_local), z_local])
+        centre_local = np.array([0.0, 0.0, self.size_m[2] / 2])
+        if "bbox_center" in self.local_points:
+            centre_local = np.asarray(self.local_points["bbox_center"].p, dtype=float)
+        T_new = np.eye(4)
+        T_new[:3, :3] = R @ S
+        T_new[:3, 3] = T[:3, 3] + R @ centre_local - T_new[:3, :3] @ centre_local
+        return sapien.Pose(T_new)
+
+    @property
     def seg_id(self) -> int:
         """The id this object has in the actor-level segmentation channel (``seg[..., 1]`` of SAPIEN 3 cameras)."""
         return int(self.entity.per_scene_id)
@@ -58,11 +88,11 @@ class SimObject:
         """A named point's pose in the world frame; KeyError names the points that exist."""
         if point not in self.local_points:
             raise KeyError(f"{self.name} has no point {point!r}; it has {sorted(self.local_points)}")
-        return self.entity.get_pose() * self.local_points[point]
+        return self.frame_pose() * self.local_points[point]
 
     def info(self) -> ObjectInfo:
-        """Simulator truth for this object, in the world frame."""
-        p = self.entity.get_pose()
+        """Simulator truth for this object, in the world frame (a cube's frame as ``frame_pose`` gives it)."""
+        p = self.frame_pose()
         points = {}
         for key, local in self.local_points.items():
             w = p * local

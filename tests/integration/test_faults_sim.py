@@ -78,6 +78,37 @@ def test_a_bar_lying_on_the_pad_knocked_over_rolls_off_onto_the_table_not_throug
                 assert float(np.linalg.norm(np.asarray(p.p[:2]) - pad_xy)) < 0.2
 
 
+def test_a_cube_that_tumbled_onto_another_face_is_read_by_the_face_it_stands_on() -> None:
+    import math
+
+    import sapien
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        green = w.objects["green_block"]
+        x, y = (float(v) for v in green.entity.get_pose().p[:2])
+        half = green.size_m[2] / 2
+        # rolled 90 degrees about x: the body's own z axis now lies horizontal
+        q = [math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0]
+        green.entity.set_pose(sapien.Pose(p=[x, y - half, w.table_top_z + half], q=q))
+        w.settle()
+        body_z_axis = green.entity.get_pose().to_transformation_matrix()[:3, 2]
+        assert abs(body_z_axis[2]) < 0.1
+        info = w.truth.get_object("green_block")
+        assert abs(info.points["fp0"].position_m[2] - w.table_top_z) < 0.005, "fp0 is the face it stands on"
+        assert abs(info.points["fp1"].position_m[2] - (w.table_top_z + 2 * half)) < 0.005
+        approach = info.points["cp0"].as_matrix()[:3, 0]
+        assert approach[2] < -0.99, "its top grasps point down again"
+        arm: ArmSide = "left" if x < 0 else "right"
+        assert w.skills.grasp_actor("green_block", arm).ok
+        red = w.truth.get_object("red_block").points["fp1"].position_m
+        assert w.skills.place_actor("green_block", arm, list(red), functional_point_id=0).ok
+        w.settle()
+        from mallvi.bench.tasks import get_task
+
+        assert get_task("stack_blocks_two").check_success(w)
+
+
 def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
     with SimWorld.create("stack_blocks_two", 0, render=False) as w:
         w.settle()

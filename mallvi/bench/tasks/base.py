@@ -101,8 +101,8 @@ class BenchTask(ABC):
 
 
 def pos(world: BenchWorld, name: str) -> NDArray[np.float64]:
-    """An object's origin in the world frame (metres)."""
-    return np.asarray(world.objects[name].pose.p, dtype=float)
+    """An object's origin in the world frame (metres; a cube's as ``SimObject.frame_pose`` reads it)."""
+    return np.asarray(world.objects[name].frame_pose().p, dtype=float)
 
 
 def point(world: BenchWorld, name: str, point_name: str) -> NDArray[np.float64]:
