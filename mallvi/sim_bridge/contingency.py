@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,18 +74,43 @@ def _body(obj: SimObject) -> sapien.physx.PhysxRigidDynamicComponent | None:
     return obj.entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
 
 
-def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float) -> None:
-    """Move ``obj`` along ``sideways_world`` (horizontal, perpendicular to the finger opening) out of the gripper."""
+def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,
+                      others: Sequence[SimObject] = ()) -> None:
+    """Move ``obj`` along ``sideways_world`` (horizontal, perpendicular to the finger opening) out of the gripper.
+
+    Of the two senses of ``sideways_world`` the push takes the one with more room next to ``others`` at the
+    object's height, so the object is not put inside a neighbour.
+    """
     d = np.asarray(sideways_world, dtype=float)
     d[2] = 0.0
     d /= max(1e-9, float(np.linalg.norm(d)))
     shift = float(max(obj.size_m[0], obj.size_m[1])) / 2 + gripper_half_width_m + 0.02
     pose = obj.entity.get_pose()
-    obj.entity.set_pose(sapien.Pose(p=pose.p + shift * d, q=pose.q))
+    p = np.asarray(pose.p, dtype=float)
+    best = max((p + shift * d, p - shift * d), key=lambda q: _room_at(obj, q, others))
+    obj.entity.set_pose(sapien.Pose(p=best, q=pose.q))
     body = _body(obj)
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
+
+
+def _footprint_radius_m(o: SimObject) -> float:
+    return 0.5 * float(np.hypot(o.size_m[0], o.size_m[1]))
+
+
+def _room_at(obj: SimObject, origin: NDArray[np.float64], others: Sequence[SimObject]) -> float:
+    """The horizontal clearance (m, negative when overlapping) between ``obj`` moved to ``origin`` and the
+    nearest of ``others`` whose height range overlaps it; +inf when none does."""
+    z0, z1 = float(origin[2]), float(origin[2]) + float(max(obj.size_m))
+    room = math.inf
+    for o in others:
+        p = np.asarray(o.entity.get_pose().p, dtype=float)
+        if p[2] + max(o.size_m) < z0 + 0.005 or p[2] > z1 - 0.005:
+            continue
+        gap = float(np.hypot(*(p[:2] - origin[:2]))) - _footprint_radius_m(o) - _footprint_radius_m(obj)
+        room = min(room, gap)
+    return room
 
 
 def knock_over(obj: SimObject, rng: np.random.Generator) -> None:

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
 SIDE_GRASP_TILTS_DEG = (35, 55)  # extra tilted-down variants of side grasps
+HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up when no path home is found at first
+TOP_GRASP_LEANS_DEG = (25, 40)  # top-down grasps leaned about the finger axis, tried when none upright reaches
 CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
 _FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
 
@@ -51,6 +53,23 @@ def _with_rotation(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
     T[:3, :3] = R
     T[:3, 3] = p
     return Pose.from_matrix(T)
+
+
+def _leaned_top_grasps(frames: list[tuple[str, Pose]], lean_deg: int) -> list[tuple[str, Pose]]:
+    """The top-down frames among ``frames``, each turned ±``lean_deg`` about its finger axis.
+
+    The fingers still close on the same two faces at the same point; the approach leans towards or away from the
+    arm, which brings objects at the back of the table or past the centre line within reach.
+    """
+    leaned: list[tuple[str, Pose]] = []
+    for key, frame in frames:
+        T = frame.as_matrix()
+        if T[2, 0] > -0.9:  # not a top-down approach
+            continue
+        for sign, tag in ((1.0, "a"), (-1.0, "b")):
+            R = Rotation.from_rotvec(sign * math.radians(lean_deg) * T[:3, 1]).as_matrix() @ T[:3, :3]
+            leaned.append((f"{key}_lean{lean_deg}{tag}", _with_rotation(T[:3, 3], R)))
+    return leaned
 
 
 class SimSkills:
@@ -108,6 +127,32 @@ class SimSkills:
             frames.append((f"top{k}", _with_rotation(centre, R)))
         return frames
 
+    def _reachable_grasps(self, side: ArmSide, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
+                          grasp_dis: float, reasons: list[str]) -> list[tuple[float, str, Pose]]:
+        """(joint travel, key, frame) of the frames whose grasp and pre-grasp poses pass the guard and have IK;
+        the reasons of the others are appended to ``reasons``."""
+        w = self.world
+        offset = w.embodiment.tcp_offset_m
+        q_now = w.arms[side].joint_positions_rad()
+        options: list[tuple[float, str, Pose]] = []
+        for key, frame in frames:
+            ee_grasp = self._ee_for(frame, offset + grasp_dis)
+            ee_pre = self._ee_for(frame, offset + pre_grasp_dis)
+            why = w.guard.check_pose(side, ee_grasp) or w.guard.check_pose(side, ee_pre)
+            if why is not None:
+                reasons.append(f"{key}: {why}")
+                continue
+            q_grasp, why = w.planners[side].ik(ee_grasp, q_now, n_init=CANDIDATE_IK_RESTARTS)
+            if q_grasp is None:
+                reasons.append(f"{key}: grasp pose unreachable ({why})")
+                continue
+            q_pre, why = w.planners[side].ik(ee_pre, q_grasp, n_init=CANDIDATE_IK_RESTARTS)
+            if q_pre is None:
+                reasons.append(f"{key}: pre-grasp pose unreachable ({why})")
+                continue
+            options.append((float(np.abs(q_pre - q_now).sum() + np.abs(q_grasp - q_pre).sum()), key, frame))
+        return options
+
     def _ee_for(self, grasp: Pose, back_m: float) -> Pose:
         T = grasp.as_matrix()
         return _with_rotation(T[:3, 3] - back_m * T[:3, 0], T[:3, :3])
@@ -154,27 +199,15 @@ class SimSkills:
         frames = self._grasp_frames(info, contact_point_id)
         if isinstance(frames, str):
             return SkillResult.failure(frames)
-        offset = w.embodiment.tcp_offset_m
         reasons: list[str] = []
-        q_now = w.arms[side].joint_positions_rad()
         self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
-        options: list[tuple[float, str, Pose]] = []
-        for key, frame in frames:
-            ee_grasp = self._ee_for(frame, offset + grasp_dis)
-            ee_pre = self._ee_for(frame, offset + pre_grasp_dis)
-            why = w.guard.check_pose(side, ee_grasp) or w.guard.check_pose(side, ee_pre)
-            if why is not None:
-                reasons.append(f"{key}: {why}")
-                continue
-            q_grasp, why = w.planners[side].ik(ee_grasp, q_now, n_init=CANDIDATE_IK_RESTARTS)
-            if q_grasp is None:
-                reasons.append(f"{key}: grasp pose unreachable ({why})")
-                continue
-            q_pre, why = w.planners[side].ik(ee_pre, q_grasp, n_init=CANDIDATE_IK_RESTARTS)
-            if q_pre is None:
-                reasons.append(f"{key}: pre-grasp pose unreachable ({why})")
-                continue
-            options.append((float(np.abs(q_pre - q_now).sum() + np.abs(q_grasp - q_pre).sum()), key, frame))
+        options = self._reachable_grasps(side, frames, pre_grasp_dis, grasp_dis, reasons)
+        for lean_deg in TOP_GRASP_LEANS_DEG:  # an object near the edge of the reach: lean the top-down grasps back
+            if options:
+                break
+            options = self._reachable_grasps(side, _leaned_top_grasps(frames, lean_deg), pre_grasp_dis, grasp_dis,
+                                             reasons)
+        offset = w.embodiment.tcp_offset_m
         chosen: tuple[str, Pose, PlanResult] | None = None
         for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
             plan = self.motion.plan(side, self._ee_for(frame, offset + pre_grasp_dis), "free")
@@ -196,7 +229,8 @@ class SimSkills:
         if fault == "grasp_miss" and w.faults is not None:
             T_ee = w.arms[side].ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
+            others = [o for n, o in w.objects.items() if n != actor]
+            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03, others=others)
             w.faults.record(fault, "grasp", actor, w.sim_time_s)
         giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
         name, why_hold = self._close_and_hold(side, gripper_pos, actor)
@@ -360,11 +394,23 @@ class SimSkills:
         return SkillResult.success(released=released)
 
     def back_to_origin(self, arm_tag: ArmSide) -> SkillResult:
-        """Free move back to the home configuration."""
+        """Free move back to the home configuration.
+
+        When no path is found (e.g. the gripper starts touching an object it just missed), the gripper first rises
+        ``HOME_CLEAR_LIFT_M`` straight up and the path is planned once more.
+        """
         side = self._arm(arm_tag)
         if isinstance(side, SkillResult):
             return side
-        plan = self.motion.plan_joints(side, np.asarray(self.world.embodiment.home_qpos_rad, dtype=float))
+        home = np.asarray(self.world.embodiment.home_qpos_rad, dtype=float)
+        plan = self.motion.plan_joints(side, home)
+        if isinstance(plan, str):
+            ee = self.world.arms[side].ee_pose()
+            up = Pose((ee.position_m[0], ee.position_m[1], ee.position_m[2] + HOME_CLEAR_LIFT_M), ee.quat_wxyz)
+            why = self.motion.move(side, up, "straight")
+            if why is not None:
+                return SkillResult.failure(f"{plan}; rising clear first failed too: {why}")
+            plan = self.motion.plan_joints(side, home)
         if isinstance(plan, str):
             return SkillResult.failure(plan)
         self.motion.execute({side: plan})

@@ -109,6 +109,24 @@ def test_a_cube_that_tumbled_onto_another_face_is_read_by_the_face_it_stands_on(
         assert get_task("stack_blocks_two").check_success(w)
 
 
+def test_a_block_pushed_out_of_the_gripper_is_not_pushed_into_its_neighbour() -> None:
+    import sapien
+
+    from mallvi.sim_bridge.contingency import push_out_of_grasp
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        green, red = w.objects["green_block"], w.objects["red_block"]
+        green.entity.set_pose(sapien.Pose([-0.15, -0.05, w.table_top_z]))
+        red.entity.set_pose(sapien.Pose([-0.15 + 0.08, -0.05, w.table_top_z]))  # 8 cm to the +x side
+        w.settle()
+        push_out_of_grasp(green, np.array([1.0, 0.0, 0.0]), gripper_half_width_m=0.03, others=[red])
+        w.settle()
+        g, r = np.asarray(green.entity.get_pose().p), np.asarray(red.entity.get_pose().p)
+        assert g[0] < -0.15 - 0.05, "pushed to the free side"
+        assert abs(float(r[0]) - (-0.07)) < 0.005 and abs(float(g[2]) - w.table_top_z) < 0.005
+
+
 def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
     with SimWorld.create("stack_blocks_two", 0, render=False) as w:
         w.settle()

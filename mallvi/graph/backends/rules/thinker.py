@@ -27,10 +27,20 @@ LIFT_M = 0.05
 DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
 
 
-def reachable(arm: str, x: float, y: float, height_m: float = 0.0) -> bool:
+def reachable(arm: str, x: float, y: float, height_m: float = 0.0, leaning: bool = False) -> bool:
     """Whether ``arm`` reaches a point ``height_m`` above the table (DESIGN.md: its own half to 0.05 past the
-    centre line for y -0.20..0.10; at table height the middle strip to 0.10 past it for y <= 0)."""
+    centre line for y -0.20..0.10; at table height the middle strip to 0.10 past it for y <= 0).
+
+    ``leaning``: an object on the table picked with a top-down grasp leaned 25-40° about the finger axis (the
+    simulator's fallback when no upright grasp reaches): 0.10 past the centre line up to y = 0.15, then the
+    arm's own half to y = 0.25 and its outer part (0.15 from the centre line) to the back edge at y = 0.30
+    (``scripts/reach_map.py``).
+    """
     u = -x if arm == "left" else x
+    if leaning and height_m < 0.03:
+        if not -0.30 <= y <= 0.30:
+            return False
+        return u >= (-0.10 if y <= 0.15 else 0.05 if y <= 0.25 else 0.15)
     if not -0.25 <= y <= 0.15:  # a little beyond the measured envelope: the planner has the final word
         return False
     return u >= -0.05 or (u >= -0.10 and y <= 0.0 and height_m < 0.03)
@@ -187,6 +197,11 @@ class RulesThinker:
             if reachable(a, ox, oy) and reachable(a, tx, ty, dz):
                 return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args), rationale=(
                     f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
+        for a in arms:  # the object lies where only a leaned grasp reaches it
+            if reachable(a, ox, oy, leaning=True) and reachable(a, tx, ty, dz):
+                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args), rationale=(
+                    f"move {obj.id} from ({ox:.2f}, {oy:.2f}), at the edge of the {a} arm's reach, to "
+                    f"({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
         giver = side_of(obj) if not forced else arm
         if failed_arm is not None and not forced:
             giver = other(failed_arm)
