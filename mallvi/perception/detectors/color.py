@@ -3,8 +3,9 @@
 Rejects what is not a table-top object: with depth, pixels must stand at least ``min_height_m`` above the
 support plane (so the table and shadows on it are ignored), a component's 3D size must stay below
 ``max_size_m`` and its lowest visible point within ``max_rest_height_m`` of the table (robot links, walls);
-components cut by the image border are dropped (robot links entering the view; an object cut by the edge
-cannot be localised whole).
+black or white components cut by the image border are dropped (robot links entering the view); a coloured
+component cut by the border is kept if it is large enough, with its score lowered and its position that of its
+visible part.
 Shape: a smooth outline (>= 8 corners at 2 % of the perimeter, circularity >= 0.78) -> "round"; at most 6
 corners at 4 % or a full minimum-area rectangle -> "block"; else the colour alone ("object"). Shape only ranks:
 a query's shape word lowers the score of detections of the other shape, it does not drop them. With depth, a
@@ -29,6 +30,9 @@ from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
 
 log = logging.getLogger(__name__)
 
+ACHROMATIC = frozenset({"black", "white"})  # the colours robot links, walls and shadows take
+CUT_SCORE_FACTOR = 0.8
+
 
 @dataclass(frozen=True)
 class ColorDetectorConfig:
@@ -45,6 +49,8 @@ class ColorDetectorConfig:
     #: height / apparent width (sqrt of the pixel area at the object's depth) at which a "block" counts as a cube
     cube_compactness: float = 0.7
     reject_border: bool = True
+    #: a chromatic component cut by the image edge is kept from this many pixels on (grey and black never are)
+    min_cut_area_px: int = 400
     min_raised_frac: float = 0.5
     #: white is left out by default: grey robot links and walls turn "white" under exposure normalisation
     colors: tuple[str, ...] = tuple(c for c in COLORS if c != "white")
@@ -117,8 +123,9 @@ class ColorDetector:
                 box_above = above[y : y + h, x : x + w][comp] if above is not None else None
                 if box_above is not None and float(box_above.mean()) < cfg.min_raised_frac:
                     continue  # lies on the table: a shadow or a patch of table
-                if cfg.reject_border and (x <= 0 or y <= 0 or x + w >= obs.width or y + h >= obs.height):
-                    continue  # cut by the image edge: robot links, or an object we cannot localise whole
+                cut = x <= 0 or y <= 0 or x + w >= obs.width or y + h >= obs.height
+                if cut and cfg.reject_border and (color in ACHROMATIC or area < cfg.min_cut_area_px):
+                    continue  # cut by the image edge: robot links, or too little of an object to localise
                 compact: float | None = None
                 if z is not None:
                     plausible, compact = self._measure(comp, (x, y, w, h), area, obs, z, table_z)
@@ -130,6 +137,8 @@ class ColorDetector:
                 shape, solidity = _shape(contour, area)
                 score = 0.97 * float(np.clip((solidity - 0.5) / 0.45, 0.0, 1.0)) ** 0.5
                 score *= 1.0 - float(np.exp(-area / (3.0 * cfg.min_area_px)))
+                if cut:  # a coloured object partly out of view: kept, ranked lower, centred on its visible part
+                    score *= CUT_SCORE_FACTOR
                 if shape == "block" and compact is not None:
                     # table-top blocks are cubes: flat boxes (sponges, erasers, pads) rank below them
                     score *= float(np.clip(compact / cfg.cube_compactness, 0.5, 1.0))
