@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,6 +70,23 @@ def _leaned_top_grasps(frames: list[tuple[str, Pose]], lean_deg: int) -> list[tu
             R = Rotation.from_rotvec(sign * math.radians(lean_deg) * T[:3, 1]).as_matrix() @ T[:3, :3]
             leaned.append((f"{key}_lean{lean_deg}{tag}", _with_rotation(T[:3, 3], R)))
     return leaned
+
+
+LYING_TILT_COS = math.cos(math.radians(30))  # an object whose z axis is further than this from up is lying down
+
+
+def _bottom_of_lying(info: ObjectInfo, local_points: dict[str, Any]) -> NDArray[np.float64] | None:
+    """The centre of the lowest face of the object's box when it is not standing upright, else None."""
+    T = info.pose.as_matrix()
+    if T[2, 2] >= LYING_TILT_COS:
+        return None
+    half = 0.5 * np.asarray(info.size_m, dtype=float)
+    centre_local = np.array([0.0, 0.0, half[2]])
+    if "bbox_center" in local_points:
+        centre_local = np.asarray(local_points["bbox_center"].p, dtype=float)
+    centre = T[:3, 3] + T[:3, :3] @ centre_local
+    vertical_half = float(np.abs(T[2, :3]) @ half)
+    return np.asarray(centre - np.array([0.0, 0.0, vertical_half]), dtype=float)
 
 
 class SimSkills:
@@ -290,7 +307,10 @@ class SimSkills:
             vals[:3] = list(np.asarray(vals[:3], dtype=float) + w.faults.place_offset_m())
             w.faults.record(fault, "place", actor, w.sim_time_s)
         fp_key = f"fp{functional_point_id}" if functional_point_id is not None else "fp0"
-        if fp_key in info.points:
+        lying_bottom = _bottom_of_lying(info, w.objects[actor].local_points) if fp_key == "fp0" else None
+        if lying_bottom is not None:  # fp0 is the bottom of the object standing up: use the face it lies on
+            fp_world = lying_bottom
+        elif fp_key in info.points:
             fp_world = info.points[fp_key].p
         elif functional_point_id is None:
             fp_world = info.pose.p

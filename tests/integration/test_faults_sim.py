@@ -127,6 +127,27 @@ def test_a_block_pushed_out_of_the_gripper_is_not_pushed_into_its_neighbour() ->
         assert abs(float(r[0]) - (-0.07)) < 0.005 and abs(float(g[2]) - w.table_top_z) < 0.005
 
 
+def test_a_bar_lying_down_is_put_down_on_the_face_it_lies_on() -> None:
+    import math
+
+    import sapien
+
+    with SimWorld.create("handover_block", 1, render=False) as w:
+        w.settle()
+        bar = w.objects["red_block"]  # 0.06 x 0.06 x 0.20
+        lying = [math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0]  # its long axis along world -y
+        bar.entity.set_pose(sapien.Pose(p=[-0.15, 0.0, w.table_top_z + 0.03], q=lying))
+        w.settle()
+        assert w.skills.grasp_actor("red_block", "left").ok
+        target = [-0.12, -0.12, w.table_top_z]
+        r = w.skills.place_actor("red_block", "left", target, functional_point_id=0, pre_dis=0.08, dis=0.005)
+        assert r.ok, r.message
+        w.settle()
+        centre = w.truth.get_object("red_block").points["center"].position_m
+        assert abs(centre[2] - (w.table_top_z + 0.03)) < 0.01, "still lying, on the table"
+        assert np.hypot(centre[0] - target[0], centre[1] - target[1]) < 0.02
+
+
 def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
     with SimWorld.create("stack_blocks_two", 0, render=False) as w:
         w.settle()
