@@ -18,8 +18,6 @@ from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS
 KNOWN_FAILURES: dict[str, str] = {
     "blocks_cross_shape": "the green block ends 4 cm short of its target after its place (pushed while placing)",
     "stack_bowls_three": "the top bowl settles 4.4 cm off the middle one's centre (limit 4 cm): nesting drift",
-    "put_bottles_dustbin": "a bottle at the far middle (0.04, 0.05): neither arm reaches its neck from above, and "
-    "the side-grasped bottle cannot be stood anywhere reachable",
 }
 
 
