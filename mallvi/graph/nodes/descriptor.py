@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
+from mallvi.graph.scene_memory import reconcile
 from mallvi.graph.state import GraphState
 
 
@@ -24,6 +25,9 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
             return {"refusal": f"the scene could not be described: {e}", "llm_calls": log.records,
                     "image_ids": [image_id]}
         return {"llm_calls": log.records, "image_ids": [image_id]}
+    if previous is not None:  # a re-scan: keep the ids the plan is bound to, and objects now covered by others
+        objects, relations = reconcile(previous.objects, scene.objects, scene.relations)
+        scene = scene.model_copy(update={"objects": objects, "relations": relations})
     scene = scene.model_copy(update={
         "image_id": image_id,
         "scan_count": (previous.scan_count + 1) if previous else 1,

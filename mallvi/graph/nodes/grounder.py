@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import attempt_of, current_subtask
+from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import StageError
 from mallvi.graph.state import GraphState
 
@@ -31,7 +32,8 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
     except AgentError as e:
         return {"stage_error": StageError(agent="grounder", message=str(e)), "llm_calls": log.records,
                 "image_ids": [image_id]}
-    missing = [oid for oid in state.get("focus", []) if oid not in chosen]
+    # an object hidden under another one (scene memory) is not expected in the image; the Projector uses memory
+    missing = [oid for oid in state.get("focus", []) if oid not in chosen and not is_remembered(scene.get(oid))]
     update: dict[str, Any] = {"detections": chosen, "llm_calls": log.records, "image_ids": [image_id]}
     if missing:
         update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}")

@@ -1,4 +1,7 @@
-"""Projector node (a tool): detections -> 3D object centres, extents and grasp targets in the world frame."""
+"""Projector node (a tool): detections -> 3D object centres, extents and grasp targets in the world frame.
+
+A focus object the scene memory holds as hidden under another one is taken from memory (its last observation).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.graph.context import GraphContext
+from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import SceneObject, StageError
 from mallvi.graph.state import GraphState
 
@@ -24,6 +28,10 @@ def projector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
             continue
         known = scene.get(oid) if scene else None
         localized[oid] = obj.model_copy(update={"id": oid, "color": obj.color or (known.color if known else None)})
+    for oid in state.get("focus", []):
+        remembered = scene.get(oid) if scene else None
+        if remembered is not None and oid not in localized and oid not in failed and is_remembered(remembered):
+            localized[oid] = remembered  # hidden under another object: where the last scan that saw it put it
     update: dict[str, Any] = {"localized": localized}
     if failed:
         update["stage_error"] = StageError(agent="projector", message=f"no usable depth for {', '.join(failed)}")

@@ -1,0 +1,64 @@
+"""Visual memory across the Descriptor's scans: stable object ids, and objects hidden under another one.
+
+A re-scan sees the scene afresh, but the plan's bindings name objects by the ids of earlier scans. Two things
+would break them: an object seen with a different shape word (a pad half covered by a block reads as
+"blue_object"), and an object that is not seen at all because something now lies on it (a pad under the block
+put on it). ``reconcile`` keeps the earlier id for an object of the same colour found within
+``SAME_OBJECT_XY_M`` of where it was, and keeps an earlier object that is no longer seen when a newly seen object
+lies on top of where it was. A kept object is the earlier observation, marked ``source = "memory: hidden under
+X"``; nothing is kept that no object covers (a missing detection stays missing).
+"""
+
+from __future__ import annotations
+
+import math
+
+from mallvi.graph.schemas import Predicate, SceneObject
+
+SAME_OBJECT_XY_M = 0.04
+COVER_MARGIN_M = 0.02
+MEMORY_PREFIX = "memory: hidden under "
+
+
+def is_remembered(obj: SceneObject | None) -> bool:
+    """Whether ``obj`` comes from memory (hidden under another object) rather than from this scan."""
+    return obj is not None and obj.source.startswith(MEMORY_PREFIX)
+
+
+def _xy_dist(a: SceneObject, b: SceneObject) -> float:
+    return math.hypot(a.position_m[0] - b.position_m[0], a.position_m[1] - b.position_m[1])
+
+
+def _covers(top: SceneObject, below: SceneObject) -> bool:
+    """``top`` lies on where ``below`` was: over its footprint, its bottom no lower than ``below``'s top."""
+    reach = max(top.size_m[0], top.size_m[1], below.size_m[0], below.size_m[1]) / 2 + COVER_MARGIN_M
+    top_bottom = top.position_m[2] - top.size_m[2] / 2
+    below_top = below.position_m[2] + below.size_m[2] / 2
+    return _xy_dist(top, below) <= reach and top_bottom >= below_top - COVER_MARGIN_M
+
+
+def reconcile(previous: list[SceneObject], scan: list[SceneObject],
+              relations: list[Predicate]) -> tuple[list[SceneObject], list[Predicate]]:
+    """The objects of ``scan`` under the ids of ``previous`` where they are the same object, plus the earlier
+    objects hidden under a newly seen one; ``relations`` renamed to match."""
+    ids_now = {o.id for o in scan}
+    unmatched = [o for o in previous if o.id not in ids_now]
+    rename: dict[str, str] = {}
+    out: list[SceneObject] = []
+    for o in scan:
+        if o.id in {p.id for p in previous}:
+            out.append(o)
+            continue
+        same = [p for p in unmatched if p.color == o.color and _xy_dist(p, o) <= SAME_OBJECT_XY_M]
+        if len(same) == 1:
+            rename[o.id] = same[0].id
+            unmatched.remove(same[0])
+            out.append(o.model_copy(update={"id": same[0].id, "label": same[0].label}))
+        else:
+            out.append(o)
+    for p in unmatched:
+        cover = next((o for o in out if o.id != p.id and _covers(o, p)), None)
+        if cover is not None:
+            out.append(p.model_copy(update={"source": MEMORY_PREFIX + cover.id}))
+    renamed = [r.model_copy(update={"args": [rename.get(a, a) for a in r.args]}) for r in relations]
+    return out, renamed

@@ -1,0 +1,45 @@
+"""Scene memory across re-scans: ids the plan is bound to survive a change of shape word, and an object hidden
+under another one is remembered, while an object that simply vanished is not invented."""
+
+from __future__ import annotations
+
+from mallvi.graph.scene_memory import is_remembered, reconcile
+from mallvi.graph.schemas import Predicate, SceneObject
+
+TABLE_Z = 0.73
+PAD = SceneObject(id="blue_pad", label="pad", color="blue", position_m=(0.18, 0.0, TABLE_Z + 0.005),
+                  size_m=(0.10, 0.10, 0.01), source="color")
+BLOCK = SceneObject(id="red_block", label="block", color="red", position_m=(-0.10, -0.05, TABLE_Z + 0.025),
+                    size_m=(0.05, 0.05, 0.05), source="color")
+
+
+def _at(o: SceneObject, x: float, y: float, z: float) -> SceneObject:
+    return o.model_copy(update={"position_m": (x, y, z)})
+
+
+def test_a_pad_under_the_block_put_on_it_is_remembered_where_it_was_seen() -> None:
+    block_on_pad = _at(BLOCK, 0.19, 0.01, TABLE_Z + 0.01 + 0.025)
+    objects, _ = reconcile([PAD, BLOCK], [block_on_pad], [])
+    pad = next(o for o in objects if o.id == "blue_pad")
+    assert is_remembered(pad) and pad.source == "memory: hidden under red_block"
+    assert pad.position_m == PAD.position_m
+    assert not is_remembered(next(o for o in objects if o.id == "red_block"))
+
+
+def test_an_object_that_is_simply_not_seen_is_not_invented() -> None:
+    objects, _ = reconcile([PAD, BLOCK], [BLOCK], [])  # nothing lies where the pad was
+    assert [o.id for o in objects] == ["red_block"]
+    beside = _at(BLOCK, 0.30, 0.0, TABLE_Z + 0.025)  # next to the pad's place, not on it
+    objects, _ = reconcile([PAD, BLOCK], [beside], [])
+    assert [o.id for o in objects] == ["red_block"]
+
+
+def test_the_same_object_read_with_another_shape_word_keeps_its_id() -> None:
+    half_covered = PAD.model_copy(update={"id": "blue_object", "label": "object", "position_m": (0.19, 0.0, 0.735)})
+    rel = Predicate(relation="near", args=["red_block", "blue_object"])
+    objects, relations = reconcile([PAD, BLOCK], [BLOCK, half_covered], [rel])
+    assert sorted(o.id for o in objects) == ["blue_pad", "red_block"]
+    assert relations[0].args == ["red_block", "blue_pad"]
+    far = half_covered.model_copy(update={"position_m": (-0.25, 0.1, 0.735)})  # another blue thing elsewhere
+    objects, _ = reconcile([PAD, BLOCK], [BLOCK, far], [])
+    assert sorted(o.id for o in objects) == ["blue_object", "red_block"]
