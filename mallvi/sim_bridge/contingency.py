@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,43 +74,51 @@ def _body(obj: SimObject) -> sapien.physx.PhysxRigidDynamicComponent | None:
     return obj.entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
 
 
-def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,
-                      others: Sequence[SimObject] = ()) -> None:
+def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float) -> None:
     """Move ``obj`` along ``sideways_world`` (horizontal, perpendicular to the finger opening) out of the gripper.
 
-    Of the two senses of ``sideways_world`` the push takes the one with more room next to ``others`` at the
-    object's height, so the object is not put inside a neighbour.
+    Of the two senses of ``sideways_world`` the push takes the one with the longer free run (rays cast at two
+    heights through the object's place: neighbours, the arms, their pedestals), and it stops short of whatever it
+    would run into, so the object is never put inside something.
     """
     d = np.asarray(sideways_world, dtype=float)
     d[2] = 0.0
     d /= max(1e-9, float(np.linalg.norm(d)))
-    shift = float(max(obj.size_m[0], obj.size_m[1])) / 2 + gripper_half_width_m + 0.02
+    half_width = float(max(obj.size_m[0], obj.size_m[1])) / 2
+    shift = half_width + gripper_half_width_m + 0.02
     pose = obj.entity.get_pose()
     p = np.asarray(pose.p, dtype=float)
-    best = max((p + shift * d, p - shift * d), key=lambda q: _room_at(obj, q, others))
-    obj.entity.set_pose(sapien.Pose(p=best, q=pose.q))
+    runs = {sense: _free_run_m(obj, sense * d) for sense in (1.0, -1.0)}
+    sense = max(runs, key=lambda k: runs[k])  # ties keep +d
+    shift = min(shift, max(0.0, runs[sense] - half_width - 0.005))
+    obj.entity.set_pose(sapien.Pose(p=p + sense * shift * d, q=pose.q))
     body = _body(obj)
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
 
 
-def _footprint_radius_m(o: SimObject) -> float:
-    return 0.5 * float(np.hypot(o.size_m[0], o.size_m[1]))
-
-
-def _room_at(obj: SimObject, origin: NDArray[np.float64], others: Sequence[SimObject]) -> float:
-    """The horizontal clearance (m, negative when overlapping) between ``obj`` moved to ``origin`` and the
-    nearest of ``others`` whose height range overlaps it; +inf when none does."""
-    z0, z1 = float(origin[2]), float(origin[2]) + float(max(obj.size_m))
-    room = math.inf
-    for o in others:
-        p = np.asarray(o.entity.get_pose().p, dtype=float)
-        if p[2] + max(o.size_m) < z0 + 0.005 or p[2] > z1 - 0.005:
-            continue
-        gap = float(np.hypot(*(p[:2] - origin[:2]))) - _footprint_radius_m(o) - _footprint_radius_m(obj)
-        room = min(room, gap)
-    return room
+def _free_run_m(obj: SimObject, d: NDArray[np.float64], max_m: float = 1.0) -> float:
+    """How far the object's centre line can travel along horizontal ``d`` before the nearest thing in the way, at
+    1 cm above its bottom and at mid-height (``max_m`` when nothing is hit or without a CPU physics system)."""
+    scene = obj.entity.scene
+    system = scene.physx_system if scene is not None else None
+    if not isinstance(system, sapien.physx.PhysxCpuSystem):
+        return max_m
+    pose = obj.entity.get_pose()
+    centre = np.asarray((obj.entity.get_pose() * obj.local_points.get("bbox_center", sapien.Pose())).p, dtype=float)
+    bottom_z = float(centre[2]) - float(obj.size_m[2]) / 2
+    obj.entity.set_pose(sapien.Pose(p=[pose.p[0], pose.p[1], pose.p[2] + 100.0], q=pose.q))
+    run = max_m
+    try:
+        for z in (bottom_z + 0.01, float(centre[2])):
+            start = np.array([centre[0], centre[1], z], dtype=np.float32)
+            hit = system.raycast(start, np.asarray(d, dtype=np.float32), max_m)
+            if hit is not None:
+                run = min(run, float(hit.distance))
+    finally:
+        obj.entity.set_pose(pose)
+    return run
 
 
 def knock_over(obj: SimObject, rng: np.random.Generator) -> None:

@@ -144,6 +144,32 @@ class SimSkills:
             frames.append((f"top{k}", _with_rotation(centre, R)))
         return frames
 
+    def _reach_grasp(self, side: ArmSide, actor: str, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
+                     grasp_dis: float, reasons: list[str]) -> tuple[str, Pose] | None:
+        """Bring the open gripper to a grasp of ``actor``: free motion to the pre-grasp pose, then straight in.
+
+        Candidates are tried in tiers: the upright grasps, then the top-down ones leaned by each of
+        ``TOP_GRASP_LEANS_DEG`` (for objects at the edge of the reach, or near the arm's base where a straight
+        vertical approach cannot be planned). Within a tier the three with the least joint travel are tried.
+        Returns the (key, frame) reached, or None with the reasons appended to ``reasons``.
+        """
+        offset = self.world.embodiment.tcp_offset_m
+        tiers = [frames] + [_leaned_top_grasps(frames, lean) for lean in TOP_GRASP_LEANS_DEG]
+        for tier in tiers:
+            options = self._reachable_grasps(side, tier, pre_grasp_dis, grasp_dis, reasons)
+            for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
+                plan = self.motion.plan(side, self._ee_for(frame, offset + pre_grasp_dis), "free")
+                if isinstance(plan, str):
+                    reasons.append(f"{key}: {plan}")
+                    continue
+                self.motion.execute({side: plan}, gripper_to={side: 1.0})
+                why = self.motion.move(side, self._ee_for(frame, offset + grasp_dis), "straight", frozenset({actor}))
+                if why is not None:  # nothing moved on this failure: the arm waits at the pre-grasp pose
+                    reasons.append(f"{key}: approach to {actor} failed: {why}")
+                    continue
+                return key, frame
+        return None
+
     def _reachable_grasps(self, side: ArmSide, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
                           grasp_dis: float, reasons: list[str]) -> list[tuple[float, str, Pose]]:
         """(joint travel, key, frame) of the frames whose grasp and pre-grasp poses pass the guard and have IK;
@@ -218,36 +244,16 @@ class SimSkills:
             return SkillResult.failure(frames)
         reasons: list[str] = []
         self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
-        options = self._reachable_grasps(side, frames, pre_grasp_dis, grasp_dis, reasons)
-        for lean_deg in TOP_GRASP_LEANS_DEG:  # an object near the edge of the reach: lean the top-down grasps back
-            if options:
-                break
-            options = self._reachable_grasps(side, _leaned_top_grasps(frames, lean_deg), pre_grasp_dis, grasp_dis,
-                                             reasons)
+        reached = self._reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
+        if reached is None:
+            return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(reasons[:4]))
+        key, frame = reached
         offset = w.embodiment.tcp_offset_m
-        chosen: tuple[str, Pose, PlanResult] | None = None
-        for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
-            plan = self.motion.plan(side, self._ee_for(frame, offset + pre_grasp_dis), "free")
-            if isinstance(plan, str):
-                reasons.append(f"{key}: {plan}")
-                continue
-            chosen = (key, frame, plan)
-            break
-        if chosen is None:
-            return SkillResult.failure(
-                f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(reasons[:4])
-            )
-        key, frame, plan = chosen
-        self.motion.execute({side: plan}, gripper_to={side: 1.0})
-        why_str = self.motion.move(side, self._ee_for(frame, offset + grasp_dis), "straight", frozenset({actor}))
-        if why_str is not None:
-            return SkillResult.failure(f"approach to {actor} failed: {why_str}")
         fault = w.faults.draw("grasp") if w.faults is not None else None
         if fault == "grasp_miss" and w.faults is not None:
             T_ee = w.arms[side].ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            others = [o for n, o in w.objects.items() if n != actor]
-            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03, others=others)
+            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
             w.faults.record(fault, "grasp", actor, w.sim_time_s)
         giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
         name, why_hold = self._close_and_hold(side, gripper_pos, actor)

@@ -120,7 +120,7 @@ def test_a_block_pushed_out_of_the_gripper_is_not_pushed_into_its_neighbour() ->
         green.entity.set_pose(sapien.Pose([-0.15, -0.05, w.table_top_z]))
         red.entity.set_pose(sapien.Pose([-0.15 + 0.08, -0.05, w.table_top_z]))  # 8 cm to the +x side
         w.settle()
-        push_out_of_grasp(green, np.array([1.0, 0.0, 0.0]), gripper_half_width_m=0.03, others=[red])
+        push_out_of_grasp(green, np.array([1.0, 0.0, 0.0]), gripper_half_width_m=0.03)
         w.settle()
         g, r = np.asarray(green.entity.get_pose().p), np.asarray(red.entity.get_pose().p)
         assert g[0] < -0.15 - 0.05, "pushed to the free side"
@@ -146,6 +146,24 @@ def test_a_bar_lying_down_is_put_down_on_the_face_it_lies_on() -> None:
         centre = w.truth.get_object("red_block").points["center"].position_m
         assert abs(centre[2] - (w.table_top_z + 0.03)) < 0.01, "still lying, on the table"
         assert np.hypot(centre[0] - target[0], centre[1] - target[1]) < 0.02
+
+
+def test_a_block_pushed_out_of_the_gripper_towards_the_arm_pedestal_stays_on_the_table() -> None:
+    import sapien
+
+    from mallvi.sim_bridge.contingency import push_out_of_grasp
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        green = w.objects["green_block"]
+        for start_xy, d in (((0.33, -0.20), (0.0, -1.0, 0.0)), ((0.26, -0.27), (1.0, 0.0, 0.0))):
+            green.entity.set_pose(sapien.Pose([*start_xy, w.table_top_z]))
+            w.settle()
+            push_out_of_grasp(green, np.array(d), gripper_half_width_m=0.03)
+            w.settle()
+            p = np.asarray(green.entity.get_pose().p)
+            assert abs(float(p[2]) - w.table_top_z) < 0.005, f"from {start_xy}: thrown off the table to {p}"
+            assert float(np.linalg.norm(p[:2] - np.asarray(start_xy))) < 0.12
 
 
 def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
