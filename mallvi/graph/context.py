@@ -107,6 +107,8 @@ class GraphContext:
         reflector_enabled: False for the no-reflector ablation (success assumed).
         workspace_m: ((x, y, z) low, (x, y, z) high) box, world frame, that every target position of a plan must
             lie in (None: only the table-height check); the Actor refuses a plan that leaves it before moving.
+        extra_views: further cameras by name; the Descriptor adds what only they see, and the Grounder looks there
+            for a focus object the main camera does not see.
     """
 
     skills: SkillAPI
@@ -125,6 +127,7 @@ class GraphContext:
     match_radius_m: float = 0.03
     on_progress: Callable[[str], None] | None = None
     workspace_m: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
+    extra_views: dict[str, Callable[[], Observation]] = field(default_factory=dict)
 
     def emit(self, kind: str, **fields: object) -> None:
         """Write a trace event when tracing; never raises for a closed trace."""

@@ -18,7 +18,7 @@ class PipelinePort:
 
     def __init__(self, perception: Perception) -> None:
         self.perception = perception
-        self._by_box: dict[tuple[str, tuple[float, ...]], Detection] = {}
+        self._by_box: dict[tuple[str, str, tuple[float, ...]], Detection] = {}  # (camera, query, box)
         #: what perception saw last: the latest scan, updated by later localisations (a rig's world model)
         self.latest: dict[str, SceneObject] = {}
 
@@ -36,19 +36,19 @@ class PipelinePort:
         out: dict[str, list[Detection2D]] = {k: [] for k in queries}
         if not queries:
             return out
-        self._by_box.clear()
+        self._by_box = {k: v for k, v in self._by_box.items() if k[0] != obs.camera}  # this camera's last pass only
         dets = self.perception.detect(obs, list(dict.fromkeys(queries.values())))
         for key, text in queries.items():
             for d in dets:
                 if (d.query or d.label) != text:
                     continue
                 d2 = Detection2D(query=text, box_xyxy=d.box_xyxy, score=d.score, label=d.label, source=d.source)
-                self._by_box[(text, d.box_xyxy)] = d
+                self._by_box[(obs.camera, text, d.box_xyxy)] = d
                 out[key].append(d2)
         return out
 
     def localize(self, obs: Observation, det: Detection2D) -> SceneObject | None:
-        d = self._by_box.get((det.query, tuple(det.box_xyxy)))
+        d = self._by_box.get((obs.camera, det.query, tuple(det.box_xyxy)))
         if d is None:
             q = parse_query(det.label or det.query)
             d = Detection(box_xyxy=det.box_xyxy, score=det.score, label=det.label or det.query, source=det.source,

@@ -62,3 +62,18 @@ def reconcile(previous: list[SceneObject], scan: list[SceneObject],
             out.append(p.model_copy(update={"source": MEMORY_PREFIX + cover.id}))
     renamed = [r.model_copy(update={"args": [rename.get(a, a) for a in r.args]}) for r in relations]
     return out, renamed
+
+
+def recover_from_view(previous: list[SceneObject], objects: list[SceneObject], seen_there: list[SceneObject],
+                      view: str) -> list[SceneObject]:
+    """``objects`` plus the earlier objects the main camera lost that camera ``view`` sees (same colour and
+    label), under their earlier ids and marked ``source = "<source>@<view>"``; nothing else from that view."""
+    ids_now = {o.id for o in objects}
+    lost = [p for p in previous if p.id not in ids_now]
+    out = list(objects)
+    for p in lost:
+        same = [o for o in seen_there if o.color == p.color and o.label == p.label]
+        if len(same) == 1:  # ambiguous matches are left lost
+            out.append(same[0].model_copy(update={"id": p.id, "source": f"{same[0].source}@{view}"}))
+    return out
+

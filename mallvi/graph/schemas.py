@@ -112,6 +112,7 @@ class Detection2D(_Model):
     score: float
     label: str = ""
     source: str = ""
+    view: str = Field(default="", description="the extra camera view it was found in; empty = the main camera")
 
 
 class SkillCall(_Model):

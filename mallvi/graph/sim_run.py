@@ -131,6 +131,7 @@ def run_in_sim(
             budgets=budgets,
             artifacts=ArtifactStore(trace), trace=trace, approve=cfg.approve, reflector_enabled=cfg.reflector,
             on_progress=progress, workspace_m=sim_workspace_m(world.table_top_z),
+            extra_views=sim_extra_views(world, cfg.camera_name),
         )
         callbacks = []
         if trace is not None:
@@ -177,6 +178,14 @@ def run_in_sim(
         if trace is not None:
             trace.close()
         world.close()
+
+
+def sim_extra_views(world: Any, main_camera: str) -> dict[str, Callable[[], Any]]:
+    """The world's other fixed cameras ("head", "front") as views the graph may look through for lost objects."""
+    def view(name: str) -> Callable[[], Any]:
+        return lambda: world.observe(name)
+
+    return {n: view(n) for n in ("head", "front") if n != main_camera and n in world.camera_names}
 
 
 def sim_workspace_m(table_top_z: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:

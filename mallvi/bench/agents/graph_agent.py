@@ -36,7 +36,7 @@ class GraphAgent:
     def run_episode(self, task: BenchTask, world: BenchWorld, trace: TraceWriter) -> EpisodeStats:
         from mallvi.graph.context import ArtifactStore, GraphContext
         from mallvi.graph.runner import drive
-        from mallvi.graph.sim_run import fault_event_writer, sim_workspace_m
+        from mallvi.graph.sim_run import fault_event_writer, sim_extra_views, sim_workspace_m
         from mallvi.logviz.capture import TraceCallbackHandler
 
         w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
@@ -48,6 +48,7 @@ class GraphAgent:
             gripper_holding=lambda arm: w.grasped_object(arm) is not None,
             table_top_z=world.table_top_z, budgets=self.budgets, artifacts=ArtifactStore(trace), trace=trace,
             reflector_enabled=self.reflector, workspace_m=sim_workspace_m(world.table_top_z),
+            extra_views=sim_extra_views(w, self.run_cfg.camera_name),
         )  # fmt: skip
         instruction = getattr(w, "instruction", "") or task.instruction
         outcome, _state = drive(ctx, instruction, with_reflector=self.reflector,

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
-from mallvi.graph.scene_memory import reconcile
+from mallvi.graph.scene_memory import reconcile, recover_from_view
 from mallvi.graph.state import GraphState
 
 
@@ -27,6 +27,10 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
         return {"llm_calls": log.records, "image_ids": [image_id]}
     if previous is not None:  # a re-scan: keep the ids the plan is bound to, and objects now covered by others
         objects, relations = reconcile(previous.objects, scene.objects, scene.relations)
+        for name, view in ctx.extra_views.items():  # objects the main camera lost, looked for in the other views
+            if not {p.id for p in previous.objects} - {o.id for o in objects}:
+                break
+            objects = recover_from_view(previous.objects, objects, ctx.perception.scan(view()), name)
         scene = scene.model_copy(update={"objects": objects, "relations": relations})
     scene = scene.model_copy(update={
         "image_id": image_id,

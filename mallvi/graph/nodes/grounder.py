@@ -34,7 +34,20 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
                 "image_ids": [image_id]}
     # an object hidden under another one (scene memory) is not expected in the image; the Projector uses memory
     missing = [oid for oid in state.get("focus", []) if oid not in chosen and not is_remembered(scene.get(oid))]
-    update: dict[str, Any] = {"detections": chosen, "llm_calls": log.records, "image_ids": [image_id]}
+    image_ids = [image_id]
+    for name, view in ctx.extra_views.items():  # what the main camera does not see, looked for in the others
+        if not missing:
+            break
+        obs_view = view()
+        image_ids.append(ctx.artifacts.put(f"grounder_{name}", obs_view.rgb, node="grounder"))
+        found = ctx.perception.detect(obs_view, {oid: queries[oid] for oid in missing})
+        try:
+            more = ctx.backends.grounder.choose(current_subtask(state), missing, scene, found, attempt_of(state), log)
+        except AgentError:
+            more = {}
+        chosen.update({oid: d.model_copy(update={"view": name}) for oid, d in more.items() if oid in missing})
+        missing = [oid for oid in missing if oid not in chosen]
+    update: dict[str, Any] = {"detections": chosen, "llm_calls": log.records, "image_ids": image_ids}
     if missing:
         update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}")
     return update

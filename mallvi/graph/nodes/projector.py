@@ -13,16 +13,22 @@ from mallvi.graph.context import GraphContext
 from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import SceneObject, StageError
 from mallvi.graph.state import GraphState
+from mallvi.perception.observation import Observation
 
 
 def projector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
-    obs = ctx.observe()
+    views = {"": ctx.observe}
+    views.update(ctx.extra_views)
+    frames: dict[str, Observation] = {}
     localized: dict[str, SceneObject] = {}
     failed: list[str] = []
     scene = state.get("scene")
     for oid, det in state.get("detections", {}).items():
-        obj = ctx.perception.localize(obs, det)
+        view = det.view if det.view in views else ""
+        if view not in frames:
+            frames[view] = views[view]()  # the camera the Grounder found it in
+        obj = ctx.perception.localize(frames[view], det)
         if obj is None:
             failed.append(oid)
             continue
