@@ -66,14 +66,19 @@ def reconcile(previous: list[SceneObject], scan: list[SceneObject],
 
 def recover_from_view(previous: list[SceneObject], objects: list[SceneObject], seen_there: list[SceneObject],
                       view: str) -> list[SceneObject]:
-    """``objects`` plus the earlier objects the main camera lost that camera ``view`` sees (same colour and
-    label), under their earlier ids and marked ``source = "<source>@<view>"``; nothing else from that view."""
+    """``objects`` plus the earlier objects the main camera lost that camera ``view`` sees, under their earlier ids
+    and labels and marked ``source = "<source>@<view>"``; nothing else from that view.
+
+    A lost object is the one object of its colour that view sees apart from those the main camera already has
+    (the shape word may differ from another angle); an ambiguous match leaves it lost.
+    """
     ids_now = {o.id for o in objects}
     lost = [p for p in previous if p.id not in ids_now]
     out = list(objects)
     for p in lost:
-        same = [o for o in seen_there if o.color == p.color and o.label == p.label]
-        if len(same) == 1:  # ambiguous matches are left lost
-            out.append(same[0].model_copy(update={"id": p.id, "source": f"{same[0].source}@{view}"}))
+        same = [o for o in seen_there if o.color == p.color
+                and not any(q.color == o.color and _xy_dist(q, o) <= SAME_OBJECT_XY_M for q in out)]
+        if len(same) == 1 and sum(q.color == p.color for q in lost) == 1:
+            out.append(same[0].model_copy(update={"id": p.id, "label": p.label, "source": f"{same[0].source}@{view}"}))
     return out
 

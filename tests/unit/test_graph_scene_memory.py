@@ -43,3 +43,17 @@ def test_the_same_object_read_with_another_shape_word_keeps_its_id() -> None:
     far = half_covered.model_copy(update={"position_m": (-0.25, 0.1, 0.735)})  # another blue thing elsewhere
     objects, _ = reconcile([PAD, BLOCK], [BLOCK, far], [])
     assert sorted(o.id for o in objects) == ["blue_object", "red_block"]
+
+
+def test_an_object_the_main_camera_lost_is_recovered_from_another_view_even_with_another_shape_word() -> None:
+    from mallvi.graph.scene_memory import recover_from_view
+
+    green = BLOCK.model_copy(update={"id": "green_block", "color": "green", "position_m": (0.19, -0.35, 0.755)})
+    seen_from_front = [green.model_copy(update={"id": "green_round", "label": "round", "source": "describe"}),
+                       BLOCK.model_copy(update={"source": "describe"})]  # the red block both cameras see
+    objects = recover_from_view([PAD, BLOCK, green], [PAD, BLOCK], seen_from_front, "front")
+    got = next(o for o in objects if o.id == "green_block")
+    assert got.label == "block" and got.source == "describe@front" and got.position_m == (0.19, -0.35, 0.755)
+    assert len(objects) == 3, "nothing else from that view is added"
+    two_green = [*seen_from_front, green.model_copy(update={"id": "green_block_2", "position_m": (-0.2, 0.1, 0.755)})]
+    assert len(recover_from_view([PAD, BLOCK, green], [PAD, BLOCK], two_green, "front")) == 2, "ambiguous: left lost"

@@ -43,7 +43,36 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
         v = Verdict(verdict="failure", failure_category="execution_failed",
                     blamed_agent=report.failed_stage or "actor",
                     explanation=f"{report.message} (the Reflector's success verdict overruled)")
+    if v.verdict == "success":
+        lying = toppled(state, ctx.perception.scan(obs))
+        if lying is not None:  # a tall object put down lying on its side is not placed as asked
+            v = Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
+                        explanation=f"{lying} (the Reflector's success verdict overruled)")
     return v, [image_id], obs
+
+
+TOPPLED_HEIGHT_FRACTION = 0.6
+
+
+def toppled(state: GraphState, fresh: list[SceneObject]) -> str | None:
+    """Why the subtask's moved object counts as toppled, or None: a tall object (first seen at least 1.5x as tall
+    as wide) now seen less than ``TOPPLED_HEIGHT_FRACTION`` of that height."""
+    subtask = current_subtask(state)
+    scene = state.get("scene")
+    oid = state.get("bindings", {}).get(subtask.obj.key())
+    if subtask.action not in ("place", "stack", "move") or scene is None or oid is None:
+        return None
+    first = next((o for o in scene.initial if o.id == oid), None)
+    if first is None or first.color is None or first.size_m[2] < 1.5 * max(first.size_m[0], first.size_m[1]):
+        return None
+    same_colour = [o for o in fresh if o.color == first.color]
+    if len(same_colour) != 1:
+        return None
+    now = same_colour[0]
+    if now.size_m[2] >= TOPPLED_HEIGHT_FRACTION * first.size_m[2]:
+        return None
+    return (f"{subtask.obj.phrase} lies on its side: {now.size_m[2]:.2f} m tall, {first.size_m[2]:.2f} m when first "
+            "seen")
 
 
 def refreshed(localized: dict[str, SceneObject], fresh: list[SceneObject]) -> dict[str, SceneObject]:

@@ -32,13 +32,13 @@ def reachable(arm: str, x: float, y: float, height_m: float = 0.0, leaning: bool
     centre line for y -0.20..0.10; at table height the middle strip to 0.10 past it for y <= 0).
 
     ``leaning``: an object on the table picked with a top-down grasp leaned 25-40° about the finger axis (the
-    simulator's fallback when no upright grasp reaches): 0.10 past the centre line up to y = 0.15, then the
-    arm's own half to y = 0.25 and its outer part (0.15 from the centre line) to the back edge at y = 0.30
-    (``scripts/reach_map.py``).
+    simulator's fallback when no upright grasp reaches): from the table's front edge 0.10 past the centre line
+    up to y = 0.15, then the arm's own half to y = 0.25 and its outer part (0.15 from the centre line) to the
+    back edge at y = 0.30 (``scripts/reach_map.py``).
     """
     u = -x if arm == "left" else x
     if leaning and height_m < 0.03:
-        if not -0.30 <= y <= 0.30:
+        if not -0.36 <= y <= 0.30:  # to the table's front edge; the grasp planner has the final word
             return False
         return u >= (-0.10 if y <= 0.15 else 0.05 if y <= 0.25 else 0.15)
     if not -0.25 <= y <= 0.15:  # a little beyond the measured envelope: the planner has the final word
