@@ -10,14 +10,18 @@ straight-line approach and retreat. Poses are world-frame ``Pose`` values of the
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import logging
+import os
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import mplib
 import numpy as np
+import toppra
 from mplib.collision_detection import fcl
 from numpy.typing import NDArray
 
@@ -25,6 +29,34 @@ from mallvi.robot_drivers.base import ArmSide, Pose
 from mallvi.sim_bridge.embodiment.loader import Embodiment
 
 log = logging.getLogger(__name__)
+
+# mplib calls toppra.setup_logging on every successful plan, which adds one more console handler to toppra's
+# logger each time; toppra's messages go through logging like any other library's instead.
+toppra.setup_logging = lambda level="WARN": None
+_LIBC = ctypes.CDLL(None)
+
+
+@contextlib.contextmanager
+def quiet_planner_output(stderr: bool = False) -> Iterator[None]:
+    """Keep mplib and OMPL from writing to the terminal: Python prints and the C++ side's writes to fd 1 (and to
+    fd 2 with ``stderr``, for calls known to warn there harmlessly)."""
+    fds = (1, 2) if stderr else (1,)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = {fd: os.dup(fd) for fd in fds}
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in fds:
+            os.dup2(devnull, fd)
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        _LIBC.fflush(None)  # what the C side buffered goes to /dev/null, not to the terminal later
+        for fd, old in saved.items():
+            os.dup2(old, fd)
+            os.close(old)
+        os.close(devnull)
+
 
 PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
 
@@ -70,7 +102,7 @@ class ArmPlanner:
         self.side = side
         self._emb = embodiment
         n = len(embodiment.arm_joints)
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet_planner_output():
             self._planner = mplib.Planner(
                 urdf=str(embodiment.urdf_path),
                 srdf=str(embodiment.srdf_path),
@@ -120,13 +152,13 @@ class ArmPlanner:
     def attach_box(self, name: str, size_m: tuple[float, float, float], pose_in_ee: Pose) -> None:
         """Treat a held object as a box moving with the end-effector (pose relative to the ee link)."""
         self.detach()
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet_planner_output():
             self._planner.update_attached_box(list(size_m), _mp_pose(pose_in_ee))
         self._attached = name
 
     def detach(self) -> None:
         if self._attached is not None:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with quiet_planner_output():
                 self._planner.detach_object("attached_geom", also_remove=True)
             self._attached = None
 
@@ -146,7 +178,7 @@ class ArmPlanner:
         ``n_init`` random restarts are tried (fewer is faster and may miss awkward solutions).
         """
         goal = self._planner.robot.get_base_pose().inv() * _mp_pose(pose)
-        with contextlib.redirect_stdout(io.StringIO()):
+        with quiet_planner_output():
             status, q = self._planner.IK(goal, self._full(q_start), return_closest=True, n_init_qpos=n_init)
         if status != "Success" or q is None:
             return None, f"no inverse-kinematics solution ({status})"
@@ -201,7 +233,7 @@ class ArmPlanner:
         """Call an mplib planner silently; its RuntimeErrors (e.g. "Fail to parameterize path" from time
         parameterisation) become a failed status instead of escaping the skill."""
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with quiet_planner_output():
                 return fn(*args, **kwargs)
         except RuntimeError as e:
             return {"status": f"planner error: {e}"}

@@ -35,7 +35,7 @@ from mallvi.sim_bridge.contingency import FaultInjector
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile
 from mallvi.sim_bridge.embodiment.loader import Embodiment, default_embodiment
 from mallvi.sim_bridge.grasping import GraspHolder
-from mallvi.sim_bridge.planning import ArmPlanner
+from mallvi.sim_bridge.planning import ArmPlanner, quiet_planner_output
 from mallvi.sim_bridge.scene_spec import SceneSpec, SimObject
 from mallvi.sim_bridge.skills import SimSkills
 
@@ -141,7 +141,8 @@ class SimWorld:
         rng = np.random.default_rng(seed)
         # mplib's sampling planners (OMPL) and IK restarts draw from a process-global generator: seed it too, so a
         # run's motions depend on (scene, seed) only, not on what this process planned before.
-        mplib.set_global_seed(int(seed))
+        with quiet_planner_output(stderr=True):  # OMPL warns on stderr that it takes seed 0 as 1
+            mplib.set_global_seed(int(seed))
         b = float(rng.uniform(*layout.TABLE_TOP_OFFSET_RANGE_M))
         w.table_top_z = layout.TABLE_TOP_NOMINAL_Z_M + b
         sapien.physx.set_default_material(layout.FRICTION, layout.FRICTION, 0.0)

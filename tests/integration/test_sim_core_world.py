@@ -214,3 +214,16 @@ def test_wrist_cameras_ride_on_the_grippers() -> None:
         assert np.allclose(w.observe("right_wrist").T_world_cam, right_before, atol=1e-3)  # the other arm stayed
         with pytest.raises(KeyError, match="no camera 'head'"):
             w.observe("head")
+
+
+def test_planning_writes_nothing_to_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:  # OMPL would warn about seed 0
+        w.settle()
+        assert w.skills.grasp_actor("green_block", "left" if w.objects["green_block"].pose.p[0] < 0 else "right").ok
+    out, err = capfd.readouterr()
+    assert "seed cannot be 0" not in out + err
+    assert out == "", f"the library printed: {out[:200]!r}"
+    handlers = logging.getLogger("toppra").handlers
+    assert not any(isinstance(h, logging.StreamHandler) for h in handlers), "no console handler behind our back"
