@@ -246,7 +246,8 @@ class SimSkills:
         self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
         reached = self._reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
         if reached is None:
-            return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(reasons[:4]))
+            shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]
+            return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(shown))
         key, frame = reached
         offset = w.embodiment.tcp_offset_m
         fault = w.faults.draw("grasp") if w.faults is not None else None
