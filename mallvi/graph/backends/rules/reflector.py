@@ -22,7 +22,7 @@ from mallvi.perception.observation import Observation
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext
 
-PLACE_TOL_M = 0.035
+PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
 MOVED_MIN_M = 0.01
 HOLD_OPEN_MIN, HOLD_OPEN_MAX = 0.02, 0.85
 HOLD_DIST_M = 0.25
