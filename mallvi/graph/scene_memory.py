@@ -2,11 +2,12 @@
 
 A re-scan sees the scene afresh, but the plan's bindings name objects by the ids of earlier scans. Two things
 would break them: an object seen with a different shape word (a pad half covered by a block reads as
-"blue_object"), and an object that is not seen at all because something now lies on it (a pad under the block
-put on it). ``reconcile`` keeps the earlier id for an object of the same colour found within
-``SAME_OBJECT_XY_M`` of where it was, and keeps an earlier object that is no longer seen when a newly seen object
-lies on top of where it was. A kept object is the earlier observation, marked ``source = "memory: hidden under
-X"``; nothing is kept that no object covers (a missing detection stays missing).
+"blue_object", a block cut by the image edge as "green_pad"), and an object that is not seen at all because
+something now lies on it (a pad under the block put on it). ``reconcile`` keeps the earlier id for an object of
+the same colour found within ``SAME_OBJECT_XY_M`` of where it was, or within ``MOVED_BY_FAULT_MAX_M`` when it is
+the only new name of the only lost object of that colour (a fault pushed it). It keeps an earlier object that is
+no longer seen when a newly seen object lies on top of where it was: the earlier observation, marked
+``source = "memory: hidden under X"``; nothing is kept that no object covers (a missing detection stays missing).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 from mallvi.graph.schemas import Predicate, SceneObject
 
 SAME_OBJECT_XY_M = 0.04
+MOVED_BY_FAULT_MAX_M = 0.30  # how far a push, a drop or an off-target place may have taken the lost object
 COVER_MARGIN_M = 0.02
 MEMORY_PREFIX = "memory: hidden under "
 
@@ -56,6 +58,17 @@ def reconcile(previous: list[SceneObject], scan: list[SceneObject],
             out.append(o.model_copy(update={"id": same[0].id, "label": same[0].label}))
         else:
             out.append(o)
+    # a fault moved it further: the one newly named object of a colour is the one lost object of that colour
+    prev_ids = {p.id for p in previous}
+    newcomers = [i for i, o in enumerate(out) if o.id not in prev_ids]
+    for p in list(unmatched):
+        cands = [i for i in newcomers if out[i].color == p.color and _xy_dist(out[i], p) <= MOVED_BY_FAULT_MAX_M]
+        if p.color is not None and len(cands) == 1 and sum(q.color == p.color for q in unmatched) == 1:
+            i = cands[0]
+            rename[out[i].id] = p.id
+            out[i] = out[i].model_copy(update={"id": p.id, "label": p.label})
+            unmatched.remove(p)
+            newcomers.remove(i)
     for p in unmatched:
         cover = next((o for o in out if o.id != p.id and _covers(o, p)), None)
         if cover is not None:

@@ -57,3 +57,14 @@ def test_an_object_the_main_camera_lost_is_recovered_from_another_view_even_with
     assert len(objects) == 3, "nothing else from that view is added"
     two_green = [*seen_from_front, green.model_copy(update={"id": "green_block_2", "position_m": (-0.2, 0.1, 0.755)})]
     assert len(recover_from_view([PAD, BLOCK, green], [PAD, BLOCK], two_green, "front")) == 2, "ambiguous: left lost"
+
+
+def test_the_one_lost_object_of_a_colour_is_the_one_new_name_of_that_colour_wherever_it_went() -> None:
+    green = BLOCK.model_copy(update={"id": "green_block", "color": "green"})
+    pushed = green.model_copy(update={"id": "green_pad", "label": "pad", "position_m": (0.0, -0.28, 0.767)})
+    objects, _ = reconcile([PAD, BLOCK, green], [PAD, BLOCK, pushed], [])
+    got = next(o for o in objects if o.position_m == (0.0, -0.28, 0.767))
+    assert (got.id, got.label) == ("green_block", "block")
+    two_new = [PAD, BLOCK, pushed, pushed.model_copy(update={"id": "green_round", "position_m": (0.05, 0.05, 0.75)})]
+    objects, _ = reconcile([PAD, BLOCK, green], two_new, [])
+    assert "green_block" not in {o.id for o in objects}, "two candidates: ambiguous, left to the re-scan"

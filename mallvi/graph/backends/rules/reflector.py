@@ -1,5 +1,8 @@
 """Rules Reflector: re-observe, re-perceive and check the subtask's post-condition geometrically.
 
+When the main camera does not find the subtask's object, the scene is judged from the first extra camera that
+does (``GraphContext.extra_views``).
+
 Blame: an Actor failure is blamed as the Actor classified it (reach -> Thinker, grasp -> Projector, object
 matching -> Grounder); an object that is gone from view -> Grounder; an object that did not move -> Projector
 (the grasp point); an object that moved to the wrong place -> Thinker.
@@ -34,6 +37,12 @@ class RulesReflector:
         ctx: GraphContext, log: CallLog,
     ) -> Verdict:
         fresh = ctx.perception.scan(obs)
+        if not _finds(subtask, fresh):  # judged from another camera when the main one lost the object
+            for view in ctx.extra_views.values():
+                other_view = ctx.perception.scan(view())
+                if _finds(subtask, other_view):
+                    fresh = other_view
+                    break
         cands = candidates_of(fresh)
         if not report.ok:
             blamed = report.failed_stage or "actor"
@@ -90,6 +99,15 @@ class RulesReflector:
                            explanation=f"{subtask.obj.phrase} did not move: {text}")
         return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                        explanation=text)
+
+
+def _finds(subtask: Subtask, fresh: list[SceneObject]) -> bool:
+    """Whether the subtask's object resolves among ``fresh`` objects."""
+    try:
+        resolve(subtask.obj, candidates_of(fresh), allow_color_only=True)
+    except ResolutionError:
+        return False
+    return True
 
 
 def _moved(subtask: Subtask, before: dict[str, SceneObject], fresh: list[SceneObject]) -> bool:
