@@ -15,7 +15,7 @@ from mallvi.graph.nodes.descriptor import descriptor
 from mallvi.graph.nodes.grounder import grounder
 from mallvi.graph.nodes.projector import projector
 from mallvi.graph.perception_adapter import PipelinePort
-from mallvi.graph.schemas import ObjectRef, Plan, Subtask
+from mallvi.graph.schemas import ObjectRef, Plan, Predicate, Subtask
 from mallvi.graph.sim_run import sim_extra_views
 from mallvi.perception.pipeline import make_perception
 from mallvi.sim_bridge.world import SimWorld
@@ -36,7 +36,8 @@ def _state(world: SimWorld, ctx: GraphContext) -> dict[str, Any]:
     assert "green_block" in {o.id for o in first.objects}
     subtask = Subtask(text="put the green block on the red block", action="place",
                       obj=ObjectRef(phrase="the green block", color="green", label="block"),
-                      target=ObjectRef(phrase="the red block", color="red", label="block"), relation="on")
+                      target=ObjectRef(phrase="the red block", color="red", label="block"), relation="on",
+                      post=[Predicate(relation="on", args=["green_block", "red_block"])])
     green = world.objects["green_block"]
     green.entity.set_pose(sapien.Pose([*OUT_OF_HEAD_VIEW_XY, world.table_top_z]))  # a fault pushed it away
     world.settle()
@@ -69,3 +70,26 @@ def test_without_a_second_camera_the_lost_block_is_reported_not_invented() -> No
         g = grounder(state, Runtime(context=ctx))  # type: ignore[arg-type]
         assert "green_block" not in g["detections"]
         assert g["stage_error"].message == "not detected: green_block"
+
+
+def test_the_reflector_judges_from_the_front_camera_when_the_head_camera_lost_the_block() -> None:
+    from mallvi.graph.backends.base import CallLog
+    from mallvi.graph.backends.rules.reflector import RulesReflector
+    from mallvi.graph.schemas import ActorReport
+
+    with SimWorld.create("stack_blocks_two", 3) as world:
+        world.settle()
+        start = world.objects["green_block"].entity.get_pose()
+        verdicts = {}
+        for with_front in (True, False):
+            world.objects["green_block"].entity.set_pose(start)  # back in view for the first scan
+            world.settle()
+            ctx = _ctx(world, with_front=with_front)
+            state = _state(world, ctx)  # the green block now lies out of the head camera's view
+            subtask = state["plan"].subtasks[0]
+            report = ActorReport(ok=True, message="all skills succeeded")
+            verdicts[with_front] = RulesReflector().reflect(subtask, report, {}, world.observe("head"), ctx, CallLog())
+        seen, lost = verdicts[True], verdicts[False]
+        assert lost.failure_category == "object_lost" and lost.blamed_agent == "grounder"
+        assert seen.verdict == "failure" and seen.failure_category != "object_lost", seen.explanation
+        assert "does not hold" in seen.explanation  # it found the block, just not on the red one
