@@ -3,6 +3,10 @@
 After the fingers close, an object counts as grasped only if *both* finger links touch it and the fingers
 stopped apart (they did not close on nothing). Only then is it held to the grasp centre by a stiff 6-DoF drive,
 so fast arm motions do not shake it loose; opening the gripper removes the drive and the object falls freely.
+
+A loosened grip (``hinge``) keeps the object at the grasp centre but lets it turn, damped, about the axis
+through both finger pads: gravity then swings an object held off its centre of mass until it hangs below the
+fingers. Closing again (``try_hold``) holds it stiffly where it hangs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ CONTACT_SEPARATION_M = 2e-3
 HOLD_STIFFNESS = 2e4
 HOLD_DAMPING = 2e2
 HOLD_FORCE_LIMIT = 200.0
+HINGE_DAMPING_NMS = 0.05  # N·m·s/rad about the finger axis: about critical for a 0.4 kg bar held 6 cm off centre
+_X_TO_Y = sapien.Pose(q=[np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)])  # +90° about z: the drive's twist axis on tcp y
 
 
 class GraspHolder:
@@ -82,16 +88,43 @@ class GraspHolder:
         body = self._objects[name].entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
         if body is None:
             return None, f"{name} is static and cannot be picked up"
-        tcp = arm.tcp_link
-        T_obj_tcp = self._objects[name].entity.get_pose().inv() * tcp.entity.get_pose()
-        drive = self._scene.create_drive(tcp, sapien.Pose(), body, T_obj_tcp)
-        for axis in (drive.set_drive_property_x, drive.set_drive_property_y, drive.set_drive_property_z):
-            axis(HOLD_STIFFNESS, HOLD_DAMPING, HOLD_FORCE_LIMIT)
+        drive = self._drive(side, body, name, frame_in_tcp=sapien.Pose())
         drive.set_drive_property_slerp(HOLD_STIFFNESS / 10, HOLD_DAMPING / 10, HOLD_FORCE_LIMIT / 4)
-        drive.set_drive_target(sapien.Pose())
         self._held[side] = (name, drive)
         log.debug("%s arm holds %s (gap %.3f m)", side, name, gap)
         return name, "ok"
+
+    def hinge(self, side: ArmSide, damping_nms: float = HINGE_DAMPING_NMS) -> str | None:
+        """Loosen the grip on what ``side`` holds: it stays at the grasp centre but turns freely (damped) about
+        the finger axis. The fingers themselves are not moved. Returns the object's name, None if nothing is held.
+        """
+        entry = self._held.get(side)
+        if entry is None:
+            return None
+        name = entry[0]
+        body = self._objects[name].entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+        if body is None:
+            return None
+        self.release(side)
+        # The drive's twist axis is its frame's x: put it on the tcp's y (the finger opening direction).
+        drive = self._drive(side, body, name, frame_in_tcp=_X_TO_Y)
+        drive.set_drive_property_swing(HOLD_STIFFNESS / 10, HOLD_DAMPING / 10, HOLD_FORCE_LIMIT / 4)
+        drive.set_drive_property_twist(0.0, damping_nms, HOLD_FORCE_LIMIT / 4)
+        self._held[side] = (name, drive)
+        log.debug("%s arm loosened its grip on %s", side, name)
+        return name
+
+    def _drive(self, side: ArmSide, body: sapien.physx.PhysxRigidDynamicComponent, name: str,
+               frame_in_tcp: sapien.Pose) -> sapien.physx.PhysxDriveComponent:
+        """A drive holding ``name`` where it is now relative to the tcp, stiff along x, y and z; the caller sets
+        the rotational drives (in ``frame_in_tcp``, whose x axis is the twist axis)."""
+        tcp = self._arms[side].tcp_link
+        T_obj_frame = self._objects[name].entity.get_pose().inv() * tcp.entity.get_pose() * frame_in_tcp
+        drive = self._scene.create_drive(tcp, frame_in_tcp, body, T_obj_frame)
+        for axis in (drive.set_drive_property_x, drive.set_drive_property_y, drive.set_drive_property_z):
+            axis(HOLD_STIFFNESS, HOLD_DAMPING, HOLD_FORCE_LIMIT)
+        drive.set_drive_target(sapien.Pose())
+        return drive
 
     def release(self, side: ArmSide) -> str | None:
         """Drop whatever ``side`` holds (the object stays where it is, under physics); returns its name."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -30,6 +31,7 @@ from mallvi.robot_drivers.base import (
 from mallvi.sim_bridge.contingency import knock_over, push_out_of_grasp
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import PlanResult
+from mallvi.sim_bridge.upright import LYING_TILT_COS, stand_up
 
 if TYPE_CHECKING:
     from mallvi.sim_bridge.world import SimWorld
@@ -42,6 +44,16 @@ HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up when no pa
 TOP_GRASP_LEANS_DEG = (25, 40)  # top-down grasps leaned about the finger axis, tried when none upright reaches
 CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
 _FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
+
+
+@dataclass(frozen=True)
+class Grasped:
+    """A verified hold: the grasp frame reached, the grasp fault drawn for it, the arm it was taken from."""
+
+    key: str
+    frame: Pose
+    fault: str | None
+    giver: ArmSide | None
 
 
 def _is_index(value: object) -> bool:
@@ -72,7 +84,6 @@ def _leaned_top_grasps(frames: list[tuple[str, Pose]], lean_deg: int) -> list[tu
     return leaned
 
 
-LYING_TILT_COS = math.cos(math.radians(30))  # an object whose z axis is further than this from up is lying down
 
 
 def _bottom_of_lying(info: ObjectInfo, local_points: dict[str, Any]) -> NDArray[np.float64] | None:
@@ -200,10 +211,75 @@ class SimSkills:
         T = grasp.as_matrix()
         return _with_rotation(T[:3, 3] - back_m * T[:3, 0], T[:3, :3])
 
-    def _close_and_hold(self, side: ArmSide, pos: float, expected: str | None) -> tuple[str | None, str]:
+    def close_and_hold(self, side: ArmSide, pos: float, expected: str | None) -> tuple[str | None, str]:
         arm = self.world.arms[side]
         arm.set_gripper(pos)
         return self.world.holder.try_hold(side, expected)
+
+    def _grasp_refusal(self, side: ArmSide, actor: str, info: ObjectInfo, gripper_pos: float,
+                       values: Sequence[float]) -> SkillResult | None:
+        """The checks every grasp makes before moving: finite parameters, the benchmark's arm-allocation rule
+        (object x beyond the threshold on the other arm's side) and a free gripper."""
+        w = self.world
+        bad = w.guard.check_values("grasp parameters", [*values, gripper_pos])
+        if bad is None:
+            bad = w.guard.check_gripper(side, gripper_pos)
+        if bad is not None:
+            return SkillResult.failure(bad)
+        T = w.grasp_refusal_threshold_m
+        x = info.pose.position_m[0]
+        if T is not None and ((side == "left" and x > T) or (side == "right" and x < -T)):
+            return SkillResult.failure(
+                f"target {actor} is too far, {side} arm can not finish this 'grasp' action! Please use another arm!"
+            )
+        held = w.holder.held_by(side)
+        if held is not None:
+            return SkillResult.failure(f"the {side} arm already holds {held}; place or release it first")
+        return None
+
+    def grasp_at(self, side: ArmSide, actor: str, tiers: Sequence[list[tuple[str, Pose]]], pre_grasp_dis: float,
+                 grasp_dis: float, gripper_pos: float) -> Grasped | SkillResult:
+        """Reach one of the grasp frames (see ``_reach_grasp``; ``tiers`` are tried in order), then close and
+        verify the hold. The episode's grasp fault is drawn here: a ``grasp_miss`` pushes the object out from
+        between the fingers before they close. On a failed hold the gripper opens and backs off to the pre-grasp.
+        """
+        w = self.world
+        reasons: list[str] = []
+        self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
+        reached = None
+        for frames in tiers:
+            reached = self._reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
+            if reached is not None:
+                break
+        if reached is None:
+            shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]
+            return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(shown))
+        key, frame = reached
+        offset = w.embodiment.tcp_offset_m
+        fault = w.faults.draw("grasp") if w.faults is not None else None
+        if fault == "grasp_miss" and w.faults is not None:
+            T_ee = w.arms[side].ee_pose().as_matrix()
+            sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
+            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
+            w.faults.record(fault, "grasp", actor, w.sim_time_s)
+        giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
+        name, why_hold = self.close_and_hold(side, gripper_pos, actor)
+        if name is None:
+            w.arms[side].set_gripper(1.0)
+            self.motion.move(side, self._ee_for(frame, offset + pre_grasp_dis), "straight")
+            return SkillResult.failure(f"grasp of {actor} failed: {why_hold}")
+        return Grasped(key, frame, fault, giver)
+
+    def slip_if_drawn(self, side: ArmSide, actor: str, grasped: Grasped, gripper_pos: float) -> None:
+        """Apply a drawn ``grasp_slip``: the object drops out of the lifted gripper, whose command stays closed."""
+        w = self.world
+        if grasped.fault != "grasp_slip" or w.faults is None:
+            return
+        w.holder.release(side)
+        w.arms[side].set_gripper(1.0)  # the fingers let go and the object falls out...
+        w.step(60)
+        w.arms[side].set_gripper(gripper_pos)  # ...while the gripper's command stays "closed"
+        w.faults.record("grasp_slip", "grasp", actor, w.sim_time_s)
 
     # -- Tier 2 primitives -------------------------------------------------------------------------------------
     def grasp_actor(
@@ -223,59 +299,40 @@ class SimSkills:
         if isinstance(info, SkillResult):
             return info
         w = self.world
-        bad = w.guard.check_values("grasp parameters", [pre_grasp_dis, grasp_dis, gripper_pos])
-        if bad is None:
-            bad = w.guard.check_gripper(side, gripper_pos)
-        if bad is not None:
-            return SkillResult.failure(bad)
-        T = w.grasp_refusal_threshold_m
-        x = info.pose.position_m[0]
-        if T is not None and ((side == "left" and x > T) or (side == "right" and x < -T)):
-            return SkillResult.failure(
-                f"target {actor} is too far, {side} arm can not finish this 'grasp' action! Please use another arm!"
-            )
-        held = w.holder.held_by(side)
-        if held is not None:
-            return SkillResult.failure(f"the {side} arm already holds {held}; place or release it first")
+        refusal = self._grasp_refusal(side, actor, info, gripper_pos, [pre_grasp_dis, grasp_dis])
+        if refusal is not None:
+            return refusal
         if contact_point_id is not None and not _is_index(contact_point_id):
             return SkillResult.failure(f"contact_point_id must be an integer, got {contact_point_id!r}")
         frames = self._grasp_frames(info, contact_point_id)
         if isinstance(frames, str):
             return SkillResult.failure(frames)
-        reasons: list[str] = []
-        self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
-        reached = self._reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
-        if reached is None:
-            shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]
-            return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(shown))
-        key, frame = reached
-        offset = w.embodiment.tcp_offset_m
-        fault = w.faults.draw("grasp") if w.faults is not None else None
-        if fault == "grasp_miss" and w.faults is not None:
-            T_ee = w.arms[side].ee_pose().as_matrix()
-            sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
-            w.faults.record(fault, "grasp", actor, w.sim_time_s)
-        giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
-        name, why_hold = self._close_and_hold(side, gripper_pos, actor)
-        if name is None:
-            w.arms[side].set_gripper(1.0)
-            self.motion.move(side, self._ee_for(frame, offset + pre_grasp_dis), "straight")
-            return SkillResult.failure(f"grasp of {actor} failed: {why_hold}")
-        if giver is not None:
-            return SkillResult.success(grasp=key, object=actor, handover_from=giver)
+        grasped = self.grasp_at(side, actor, [frames], pre_grasp_dis, grasp_dis, gripper_pos)
+        if isinstance(grasped, SkillResult):
+            return grasped
+        if grasped.giver is not None:
+            return SkillResult.success(grasp=grasped.key, object=actor, handover_from=grasped.giver)
         lift = w.arms[side].ee_pose()
         target = Pose((lift.position_m[0], lift.position_m[1], lift.position_m[2] + GRASP_LIFT_M), lift.quat_wxyz)
         why_lift = self.motion.move(side, target, "straight_then_free")
         if why_lift is not None:
-            return SkillResult.failure(f"grasped {actor} but could not lift it: {why_lift}", grasp=key)
-        if fault == "grasp_slip" and w.faults is not None:
-            w.holder.release(side)
-            w.arms[side].set_gripper(1.0)  # the fingers let go and the object falls out...
-            w.step(60)
-            w.arms[side].set_gripper(gripper_pos)  # ...while the gripper's command stays "closed"
-            w.faults.record(fault, "grasp", actor, w.sim_time_s)
-        return SkillResult.success(grasp=key, object=actor)
+            return SkillResult.failure(f"grasped {actor} but could not lift it: {why_lift}", grasp=grasped.key)
+        self.slip_if_drawn(side, actor, grasped, gripper_pos)
+        return SkillResult.success(grasp=grasped.key, object=actor)
+
+    def upright_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1) -> SkillResult:
+        """Stand up an object lying on its side: grasp it near its top end, lift it and let it swing upright in a
+        loosened grip, then grip it again. The arm ends holding it upright by its top (see ``upright.py``)."""
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        info = self._object(actor)
+        if isinstance(info, SkillResult):
+            return info
+        refusal = self._grasp_refusal(side, actor, info, 0.0, [pre_grasp_dis])
+        if refusal is not None:
+            return refusal
+        return stand_up(self, side, actor, info, pre_grasp_dis)
 
     def place_actor(
         self,
@@ -405,7 +462,7 @@ class SimSkills:
         bad = self.world.guard.check_gripper(side, float(pos))
         if bad is not None:
             return SkillResult.failure(bad)
-        name, _ = self._close_and_hold(side, float(pos), None)
+        name, _ = self.close_and_hold(side, float(pos), None)
         return SkillResult.success(holding=name)
 
     def open_gripper(self, arm_tag: ArmSide, pos: float = 1.0) -> SkillResult:

@@ -23,6 +23,7 @@ class Embodiment:
         finger_joints: prismatic finger joints (0 = closed, ``finger_travel_m`` = fully open).
         home_qpos_rad: the arm joints' rest configuration (``back_to_origin``).
         finger_links: links whose contacts count as touching an object.
+        palm_to_tcp_m: from the palm (where the fingers start) to the grasp centre, along the approach.
     """
 
     urdf_path: Path
@@ -34,6 +35,7 @@ class Embodiment:
     finger_links: tuple[str, ...] = ("left_finger", "right_finger")
     finger_travel_m: float = piper_dh.FINGER_TRAVEL_M
     tcp_offset_m: float = piper_dh.TCP_OFFSET_M - piper_dh.EE_OFFSET_M
+    palm_to_tcp_m: float = piper_dh.TCP_OFFSET_M - piper_dh.FINGER_BASE_M
     home_qpos_rad: tuple[float, ...] = field(default=(0.0, 1.439, -0.484, 0.0, 0.703, 0.0))
 
     def __post_init__(self) -> None:
@@ -46,6 +48,8 @@ class Embodiment:
             )
         if self.finger_travel_m <= 0:
             raise ValueError("finger_travel_m must be positive")
+        if self.palm_to_tcp_m <= 0:
+            raise ValueError("palm_to_tcp_m must be positive")
 
 
 def default_embodiment() -> Embodiment:

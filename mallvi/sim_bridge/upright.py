@@ -1,0 +1,235 @@
+"""``upright_actor`` in the simulator: stand a lying object up by letting it swing in a loosened grip.
+
+The object is grasped from above near its top end (on its axis, ``END_GRASP_M`` from the end, the fingers
+across it) and lifted until its length would hang clear of the surface it lay on. The grip is then loosened
+(``GraspHolder.hinge``): gravity swings the object about the finger axis until it hangs upright below the
+fingers. The fingers close again and the wrist turns out the last degrees of tilt, so the arm ends holding the
+object upright by its top, ready for ``place_actor``.
+
+Only the top end is grasped, so the object comes up the right way round; when the top end is out of the arm's
+reach the skill fails with "no reachable grasp ... for the <side> arm" (the other arm may reach it). A physical
+swing that ends askew (something in the way) is a failure, never reported as upright.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import sapien
+from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
+
+from mallvi.robot_drivers.base import ArmSide, ObjectInfo, Pose, SkillResult
+from mallvi.sim_bridge import layout
+
+if TYPE_CHECKING:
+    from mallvi.sim_bridge.skills import SimSkills
+
+log = logging.getLogger(__name__)
+
+LYING_TILT_COS = math.cos(math.radians(30))  # an object whose z axis is further than this from up is lying down
+END_GRASP_M = 0.035  # grasp centre from the object's top end, along its axis
+MIN_END_GRASP_M = 0.012  # closer to the end the 2 cm finger pads would hang over it
+PALM_MARGIN_M = 0.006  # the swinging end's corners stay this far from the palm
+MIN_LEVER_M = 0.02  # the centre of mass must be at least this far from the grasp, or gravity does not turn it
+SWING_CLEARANCE_M = 0.03  # the hanging object's lower end above the surface it lay on
+PIVOT_SHIFTS_M = (0.0, 0.05, 0.10, 0.15)  # pivot spots moved towards the arm's base when the lift is out of reach
+FINGER_SLACK_M = 0.004  # loosened fingers stand this far apart beyond the object's width
+SWING_MIN_S, SWING_MAX_S = 0.3, 2.5
+AT_REST_RAD_S = 0.05
+UPRIGHT_TOL_DEG = 10.0  # after the swing the object must hang within this of vertical
+LEVEL_MIN_DEG = 0.5  # smaller tilts are left as they are
+
+
+def tilt_deg(pose: Pose) -> float:
+    """Angle between the object's z axis and world up."""
+    return math.degrees(math.acos(float(np.clip(pose.as_matrix()[2, 2], -1.0, 1.0))))
+
+
+def end_grasp_offset_m(length_m: float, thickness_m: float, palm_to_tcp_m: float) -> float | str:
+    """How far from the top end to grasp so the swinging end clears the palm and gravity turns the object.
+
+    ``thickness_m`` is the object's extent across its axis in the plane it swings in. Returns the reason when no
+    grasp satisfies both.
+    """
+    reach_m = palm_to_tcp_m - PALM_MARGIN_M
+    if thickness_m / 2 >= reach_m:
+        return f"it is {thickness_m * 100:.1f} cm thick: its end would hit the palm while it swings"
+    d = min(END_GRASP_M, math.sqrt(reach_m**2 - (thickness_m / 2) ** 2), length_m / 2 - MIN_LEVER_M)
+    if d < MIN_END_GRASP_M:
+        return f"it is too short ({length_m * 100:.1f} cm) to swing upright from a grasp at its end"
+    return d
+
+
+def _frame(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
+    T = np.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = p
+    return Pose.from_matrix(T)
+
+
+def top_end_grasps(T_obj: NDArray[np.float64], centre_world: NDArray[np.float64], length_m: float,
+                   end_offset_m: float) -> list[tuple[str, Pose]]:
+    """Top-down grasp frames (x = approach, y = finger opening) on the axis of a lying object, ``end_offset_m``
+    from its top end, with the fingers closing across it; the second is the first turned about the approach."""
+    axis = T_obj[:3, 2]
+    across = np.cross([0.0, 0.0, 1.0], axis)
+    across /= max(1e-9, float(np.linalg.norm(across)))
+    p = centre_world + axis * (length_m / 2 - end_offset_m)
+    approach = np.array([0.0, 0.0, -1.0])
+    R = np.column_stack([approach, across, np.cross(approach, across)])
+    return [("top_end", _frame(p, R)), ("top_end_flipped", _frame(p, R @ np.diag([1.0, -1.0, -1.0])))]
+
+
+def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_grasp_dis: float) -> SkillResult:
+    """The body of ``SimSkills.upright_actor`` (parameters already checked)."""
+    w = sk.world
+    obj = w.objects[actor]
+    T_obj = info.pose.as_matrix()
+    if T_obj[2, 2] >= LYING_TILT_COS:
+        r = sk.grasp_actor(actor, side, pre_grasp_dis=pre_grasp_dis)
+        note = f"{actor} already stands upright: " + ("grasped it as it stands" if r.ok else r.message)
+        return SkillResult(r.ok, note, {**r.data, "already_upright": True})
+    if T_obj[2, 2] <= -LYING_TILT_COS:
+        return SkillResult.failure(f"{actor} stands on its top; upright_actor stands up objects lying on a side")
+    holder = w.holder.holder_of(actor)
+    if holder is not None:
+        return SkillResult.failure(f"{actor} is in the {holder} gripper; upright_actor stands up an object lying "
+                                   "on a surface")
+    size = np.asarray(obj.size_m, dtype=float)
+    vertical = 0 if abs(T_obj[2, 0]) >= abs(T_obj[2, 1]) else 1  # which cross axis points (most nearly) up
+    thickness, width = float(size[vertical]), float(size[1 - vertical])
+    max_gap = 2 * w.embodiment.finger_travel_m
+    if width + FINGER_SLACK_M > max_gap:
+        return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens {max_gap * 100:.1f} cm")
+    d_end = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
+    if isinstance(d_end, str):
+        return SkillResult.failure(f"cannot stand {actor} up: {d_end}")
+    centre_local = obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, float(size[2]) / 2]))
+    centre = np.asarray((obj.pose * centre_local).p, dtype=float)
+    support_z = float(centre[2] - np.abs(T_obj[2, :3]) @ (size / 2))
+    frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
+    grasped = sk.grasp_at(side, actor, [frames], pre_grasp_dis, 0.0, 0.0)
+    if isinstance(grasped, SkillResult):
+        return grasped
+    pivot_z = support_z + float(size[2]) - d_end + SWING_CLEARANCE_M
+    why = _lift_to_pivot(sk, side, pivot_z)
+    if why is not None:
+        return SkillResult.failure(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing upright: "
+                                   f"{why}", grasp=grasped.key)
+    why = _swing(sk, side, actor, width)
+    if why is not None:
+        return SkillResult.failure(why, grasp=grasped.key)
+    _level(sk, side, actor)
+    tilt = tilt_deg(w.truth.get_object(actor).pose)
+    pivot = [round(float(v), 3) for v in w.arms[side].tcp_pose().position_m]
+    sk.slip_if_drawn(side, actor, grasped, 0.0)
+    return SkillResult.success(f"{actor} swung upright in the {side} gripper (tilt {tilt:.1f}°)", object=actor,
+                               grasp=grasped.key, tilt_deg=round(tilt, 1), pivot_m=pivot)
+
+
+def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float) -> str | None:
+    """Raise the grasp centre to ``pivot_z``; where that is out of reach, at spots nearer the arm's base."""
+    w = sk.world
+    ee, tcp = w.arms[side].ee_pose(), w.arms[side].tcp_pose()
+    dz = pivot_z - tcp.position_m[2]
+    why: str | None = None
+    for shift in PIVOT_SHIFTS_M:
+        x, y = _towards_base(sk, side, shift)
+        target = Pose((x, y, ee.position_m[2] + dz), ee.quat_wxyz)
+        why = sk.motion.move(side, target, "straight_then_free")
+        if why is None:
+            return None
+    return why
+
+
+def _swing(sk: SimSkills, side: ArmSide, actor: str, width_m: float) -> str | None:
+    """Loosen the grip and let gravity turn the object until it is at rest; turn a leaned gripper back to
+    straight down while the object keeps hanging; grip it again. Returns the reason on failure."""
+    w = sk.world
+    arm = w.arms[side]
+    w.holder.hinge(side)
+    arm.set_gripper_target(min(1.0, (width_m + FINGER_SLACK_M) / (2 * w.embodiment.finger_travel_m)))
+    _wait_at_rest(sk, actor)
+    if _unlean(sk, side, actor):
+        _wait_at_rest(sk, actor)
+    name, why = sk.close_and_hold(side, 0.0, actor)
+    if name is None:
+        return f"{actor} fell out of the loosened grip: {why}"
+    tilt = tilt_deg(w.truth.get_object(actor).pose)
+    if tilt > UPRIGHT_TOL_DEG:
+        return f"{actor} did not swing upright: it came to rest {tilt:.0f}° from vertical (something in the way?)"
+    return None
+
+
+def _wait_at_rest(sk: SimSkills, actor: str) -> None:
+    """Step physics until the object turns slower than ``AT_REST_RAD_S`` (at least ``SWING_MIN_S``)."""
+    w = sk.world
+    body = w.objects[actor].entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+    chunk = 25
+    for i in range(int(SWING_MAX_S / (chunk * layout.PHYSICS_DT_S))):
+        w.step(chunk)
+        spin = float(np.linalg.norm(body.get_angular_velocity())) if body is not None else 0.0
+        if (i + 1) * chunk * layout.PHYSICS_DT_S >= SWING_MIN_S and spin < AT_REST_RAD_S:
+            return
+
+
+def _unlean(sk: SimSkills, side: ArmSide, actor: str) -> bool:
+    """Turn the gripper about its finger axis (the loosened grip's hinge) to approach straight down, where it
+    is or, out of reach there, after carrying the hanging object towards the arm's base; whether it turned.
+    The hanging object is not turned with it."""
+    w = sk.world
+    T_ee = w.arms[side].ee_pose().as_matrix()
+    fingers = T_ee[:3, 1]
+    down = np.array([0.0, 0.0, -1.0]) - fingers * float(-fingers[2])  # straight down, across the finger axis
+    if float(np.linalg.norm(down)) < 1e-6:
+        return False
+    down /= float(np.linalg.norm(down))
+    angle = math.atan2(float(np.cross(T_ee[:3, 0], down) @ fingers), float(T_ee[:3, 0] @ down))
+    if abs(math.degrees(angle)) < LEVEL_MIN_DEG:
+        return False
+    R = Rotation.from_rotvec(fingers * angle).as_matrix()
+    why = _turn_about_tcp(sk, side, R)
+    for shift in PIVOT_SHIFTS_M[1:]:
+        if why is None:
+            return True
+        ee = w.arms[side].ee_pose()
+        x, y = _towards_base(sk, side, shift)
+        if sk.motion.move(side, Pose((x, y, ee.position_m[2]), ee.quat_wxyz), "straight_then_free") is None:
+            _wait_at_rest(sk, actor)
+            why = _turn_about_tcp(sk, side, R)
+    log.info("the %s gripper stays leaned %.0f°: %s", side, math.degrees(angle), why)
+    return why is None
+
+
+def _towards_base(sk: SimSkills, side: ArmSide, shift_m: float) -> tuple[float, float]:
+    """The end-effector's xy moved ``shift_m`` towards the arm's base."""
+    w = sk.world
+    base_xy = np.asarray(layout.arm_base_position(side, w.arm_spacing_m)[:2], dtype=float)
+    here = np.asarray(w.arms[side].ee_pose().position_m[:2], dtype=float)
+    x, y = here + shift_m * (base_xy - here) / max(1e-9, float(np.linalg.norm(base_xy - here)))
+    return float(x), float(y)
+
+
+def _turn_about_tcp(sk: SimSkills, side: ArmSide, R_world: NDArray[np.float64]) -> str | None:
+    """Rotate the gripper by ``R_world`` about the grasp centre (a straight move); the reason if it cannot."""
+    w = sk.world
+    T_ee = w.arms[side].ee_pose().as_matrix()
+    tcp = np.asarray(w.arms[side].tcp_pose().position_m, dtype=float)
+    return sk.motion.move(side, _frame(tcp + R_world @ (T_ee[:3, 3] - tcp), R_world @ T_ee[:3, :3]), "straight")
+
+
+def _level(sk: SimSkills, side: ArmSide, actor: str) -> None:
+    """Turn the wrist about the grasp centre so the held object's axis points straight up (small tilts only)."""
+    w = sk.world
+    axis = w.truth.get_object(actor).pose.as_matrix()[:3, 2]
+    angle = math.acos(float(np.clip(axis[2], -1.0, 1.0)))
+    if math.degrees(angle) < LEVEL_MIN_DEG:
+        return
+    turn = np.cross(axis, [0.0, 0.0, 1.0])
+    why = _turn_about_tcp(sk, side, Rotation.from_rotvec(turn / float(np.linalg.norm(turn)) * angle).as_matrix())
+    if why is not None:  # the small tilt stays (reported in the result); place_actor keeps it
+        log.info("could not level %s (%.1f° off vertical): %s", actor, math.degrees(angle), why)
