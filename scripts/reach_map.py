@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import sapien
 
-from mallvi.sim_bridge.skills import TOP_GRASP_LEANS_DEG, _leaned_top_grasps
+from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, grasp_frames, leaned_top_grasps
 from mallvi.sim_bridge.world import SimWorld
 
 
@@ -39,14 +39,14 @@ def main(argv: list[str] | None = None) -> int:
                 row = ""
                 for x in xs:
                     block.entity.set_pose(sapien.Pose([float(x), float(y), z]))
-                    frames = w.skills._grasp_frames(w.truth.get_object("green_block"), None)
+                    frames = grasp_frames(w.truth.get_object("green_block"), None)
                     assert not isinstance(frames, str)
                     mark = "."
                     if w.skills._reachable_grasps(side, frames, 0.1, 0.0, []):
                         mark = "#"
                     else:
                         for lean in TOP_GRASP_LEANS_DEG:
-                            if w.skills._reachable_grasps(side, _leaned_top_grasps(frames, lean), 0.1, 0.0, []):
+                            if w.skills._reachable_grasps(side, leaned_top_grasps(frames, lean), 0.1, 0.0, []):
                                 mark = str(lean // 10)
                                 break
                     row += mark

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from mallvi.graph.schemas import ObjectRef, Predicate, SceneObject
@@ -54,6 +55,17 @@ def centre_of(info: ObjectInfo) -> tuple[float, float, float]:
     """An object's geometric centre: its "center" point when it has one (the pose origin may be its bottom)."""
     c = info.points.get("center")
     return c.position_m if c is not None else info.pose.position_m
+
+
+def box_distance_m(info: ObjectInfo, point_world: tuple[float, float, float]) -> float:
+    """Distance from ``point_world`` to the object's box (0 inside it): the box is ``size_m`` about its
+    "bbox_center" point (else its "center" point, else its pose), turned as the object is."""
+    box = info.points.get("bbox_center")
+    centre = box.position_m if box is not None else centre_of(info)
+    R = (box or info.pose).as_matrix()[:3, :3]
+    local = R.T @ (np.asarray(point_world, dtype=float) - np.asarray(centre, dtype=float))
+    outside = np.maximum(np.abs(local) - 0.5 * np.asarray(info.size_m, dtype=float), 0.0)
+    return float(np.linalg.norm(outside))
 
 
 class PredicateResult(BaseModel):

@@ -119,8 +119,8 @@ class SkillCall(_Model):
     """One SkillAPI call. ``object`` names a perceived object id; the Actor maps it to the robot's name."""
 
     skill: Literal[
-        "grasp_actor", "place_actor", "move_by_displacement", "move_to_pose", "open_gripper", "close_gripper",
-        "back_to_origin",
+        "grasp_actor", "upright_actor", "place_actor", "move_by_displacement", "move_to_pose", "open_gripper",
+        "close_gripper", "back_to_origin",
     ]
     arm: Literal["left", "right"]
     object: str | None = None

@@ -265,6 +265,11 @@ class SkillAPI(Protocol):
         constrain: Literal["free", "align", "auto"] = "auto",
     ) -> SkillResult: ...
 
+    def upright_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1) -> SkillResult:
+        """Stand up an object lying on its side (mallvi's addition to the benchmark's primitives): the arm ends
+        holding it upright by its upper end, ready for ``place_actor``; an upright object is simply grasped."""
+        ...
+
     def move_by_displacement(
         self,
         arm_tag: ArmSide,

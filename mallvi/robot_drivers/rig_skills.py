@@ -39,6 +39,7 @@ from mallvi.robot_drivers.rig_geometry import (
     straight_path,
     top_down_rotation,
 )
+from mallvi.robot_drivers.rig_upright import stand_up_on_rig
 from mallvi.robot_drivers.safety import SafetyGuard
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,9 @@ class RigSkillsConfig:
         grasp_below_top_m: the grasp centre goes this far below the object's top (at most to its centre).
         min_grasp_opening: after closing, an opening below this means the fingers closed on nothing.
         lift_m: lift after a grasp and retreat after a place.
+        palm_to_tcp_m: from the gripper's palm (where the fingers start) to the grasp centre; measure it on your
+            gripper (``upright_actor`` keeps a swinging object's end clear of the palm with it).
+        swing_dwell_s: how long ``upright_actor`` keeps the grip loose while the object swings upright.
     """
 
     dry_run: bool = False
@@ -72,9 +76,12 @@ class RigSkillsConfig:
     grasp_below_top_m: float = 0.025
     min_grasp_opening: float = 0.05
     lift_m: float = 0.08
+    palm_to_tcp_m: float = 0.06
+    swing_dwell_s: float = 1.5
 
     def __post_init__(self) -> None:
-        for name in ("step_m", "ee_speed_m_s", "grasp_below_top_m", "min_grasp_opening", "lift_m"):
+        for name in ("step_m", "ee_speed_m_s", "grasp_below_top_m", "min_grasp_opening", "lift_m", "palm_to_tcp_m",
+                     "swing_dwell_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
@@ -209,6 +216,10 @@ class RigSkills:
         except ValueError as e:
             return SkillResult.failure(str(e))
 
+    def _mark_held(self, side: ArmSide, name: str, grasp_height_m: float) -> None:
+        """``side`` now holds ``name`` with the grasp centre ``grasp_height_m`` above the object's bottom."""
+        self._held[side] = _Held(name, grasp_height_m)
+
     def _object(self, name: str) -> ObjectInfo | SkillResult:
         try:
             return self.world_model.get_object(name)
@@ -261,13 +272,29 @@ class RigSkills:
                 self._move(side, ee_pre, log_, "retreat", ignore=target_box)
                 return SkillResult.failure(f"grasp of {actor} failed: the {side} gripper closed on nothing "
                                            f"(opening {opening:.2f})")
-            self._held[side] = _Held(actor, float(grasp_z - (centre[2] - half[2])))
+            self._mark_held(side, actor, float(grasp_z - (centre[2] - half[2])))
             why = self._move(side, ee_lift, log_, "lift", ignore=target_box)
             if why is not None:
                 return SkillResult.failure(f"grasped {actor} but could not lift it: {why}")
             return SkillResult.success(object=actor, arm=side)
 
         return self._run(body)
+
+    def upright_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1) -> SkillResult:
+        """Stand up an object lying on its side by a gravity pivot in a loosened grip (see ``rig_upright.py``);
+        the arm ends holding it upright, ready for ``place_actor``."""
+        side = self._side(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        info = self._object(actor)
+        if isinstance(info, SkillResult):
+            return info
+        bad = self.guard.check_values("grasp parameters", [pre_grasp_dis])
+        if bad is not None:
+            return SkillResult.failure(bad)
+        if side in self._held:
+            return SkillResult.failure(f"the {side} arm already holds {self._held[side].name}; place it first")
+        return stand_up_on_rig(self, side, actor, info, pre_grasp_dis)
 
     def place_actor(self, actor: str, arm_tag: ArmSide, target_pose: Sequence[float],
                     functional_point_id: int | None = None, pre_dis: float = 0.1, dis: float = 0.02,

@@ -168,7 +168,8 @@ class SafetyGuard:
         return None
 
     def check_joint_path(self, side: ArmSide, path_rad: NDArray[np.float64], dt_s: float) -> str | None:
-        """Check an N×dof joint path sampled every ``dt_s`` seconds: finite, within limits, no large jumps."""
+        """Check an N×dof joint path sampled every ``dt_s`` seconds: finite, within limits (a joint that starts
+        outside them may only move back towards them), no large jumps."""
         cfg = self._config
         path = np.asarray(path_rad, dtype=float)
         if path.ndim != 2 or path.shape[0] == 0:
@@ -179,8 +180,9 @@ class SafetyGuard:
             limits = np.asarray(cfg.joint_limits_rad[side], dtype=float)
             if limits.shape[0] != path.shape[1]:
                 return f"joint path for the {side} arm has {path.shape[1]} joints, limits cover {limits.shape[0]}"
-            low = path < limits[:, 0] - 1e-3
-            high = path > limits[:, 1] + 1e-3
+            # An arm that contact pushed a little past a limit may move back, but no joint may go further out.
+            low = path < np.minimum(limits[:, 0], path[0]) - 1e-3
+            high = path > np.maximum(limits[:, 1], path[0]) + 1e-3
             if np.any(low | high):
                 j = int(np.argwhere(low | high)[0, 1])
                 return f"joint path for the {side} arm leaves the limits of joint {j + 1}"

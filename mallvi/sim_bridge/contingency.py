@@ -74,40 +74,57 @@ def _body(obj: SimObject) -> sapien.physx.PhysxRigidDynamicComponent | None:
     return obj.entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
 
 
-def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float) -> None:
+def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,
+                      grasp_centre_world: NDArray[np.float64] | None = None) -> None:
     """Move ``obj`` along ``sideways_world`` (horizontal, perpendicular to the finger opening) out of the gripper.
 
-    Of the two senses of ``sideways_world`` the push takes the one with the longer free run (rays cast at two
-    heights through the object's place: neighbours, the arms, their pedestals), and it stops short of whatever it
-    would run into, so the object is never put inside something.
+    The push is long enough for the part of the object behind the grasp centre (``grasp_centre_world``, default
+    its own centre) to pass the gripper: half a width for an object grasped in the middle, more for a bar lying
+    across the fingers and grasped near one end. It stops short of whatever it would run into (rays at two
+    heights: neighbours, the arms, their pedestals) and of the edge of the surface the object stands on, so the
+    object is never put inside something or pushed off the table; of the two senses it takes the one with more
+    room.
     """
     d = np.asarray(sideways_world, dtype=float)
     d[2] = 0.0
     d /= max(1e-9, float(np.linalg.norm(d)))
-    half_width = float(max(obj.size_m[0], obj.size_m[1])) / 2
-    shift = half_width + gripper_half_width_m + 0.02
     pose = obj.entity.get_pose()
     p = np.asarray(pose.p, dtype=float)
-    runs = {sense: _free_run_m(obj, sense * d) for sense in (1.0, -1.0)}
-    sense = max(runs, key=lambda k: runs[k])  # ties keep +d
-    shift = min(shift, max(0.0, runs[sense] - half_width - 0.005))
-    obj.entity.set_pose(sapien.Pose(p=p + sense * shift * d, q=pose.q))
+    corners = obj.corners_world()
+    centre = np.asarray((pose * obj.box_center_local()).p, dtype=float)
+    grasp = centre if grasp_centre_world is None else np.asarray(grasp_centre_world, dtype=float)
+    need: dict[float, float] = {}
+    room: dict[float, float] = {}
+    for sense in (1.0, -1.0):
+        u = sense * d
+        behind = float(np.max((grasp - corners)[:, :2] @ u[:2]))  # the object's reach behind the grasp centre
+        ahead = float(np.max((corners - centre)[:, :2] @ u[:2]))  # and in front of its own centre
+        need[sense] = behind + gripper_half_width_m + 0.02
+        room[sense] = min(_free_run_m(obj, u) - ahead - 0.005, _supported_run_m(obj, u, need[sense]))
+    sense = max(room, key=lambda k: room[k])  # ties keep +d
+    shift = min(need[sense], max(0.0, room[sense]))
+    obj.entity.set_pose(sapien.Pose(p=p + shift * sense * d, q=pose.q))
     body = _body(obj)
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
 
 
+def _cpu_system(obj: SimObject) -> sapien.physx.PhysxCpuSystem | None:
+    scene = obj.entity.scene
+    system = scene.physx_system if scene is not None else None
+    return system if isinstance(system, sapien.physx.PhysxCpuSystem) else None
+
+
 def _free_run_m(obj: SimObject, d: NDArray[np.float64], max_m: float = 1.0) -> float:
     """How far the object's centre line can travel along horizontal ``d`` before the nearest thing in the way, at
     1 cm above its bottom and at mid-height (``max_m`` when nothing is hit or without a CPU physics system)."""
-    scene = obj.entity.scene
-    system = scene.physx_system if scene is not None else None
-    if not isinstance(system, sapien.physx.PhysxCpuSystem):
+    system = _cpu_system(obj)
+    if system is None:
         return max_m
     pose = obj.entity.get_pose()
-    centre = np.asarray((obj.entity.get_pose() * obj.local_points.get("bbox_center", sapien.Pose())).p, dtype=float)
-    bottom_z = float(centre[2]) - float(obj.size_m[2]) / 2
+    centre = np.asarray((pose * obj.box_center_local()).p, dtype=float)
+    bottom_z = float(obj.corners_world()[:, 2].min())
     obj.entity.set_pose(sapien.Pose(p=[pose.p[0], pose.p[1], pose.p[2] + 100.0], q=pose.q))
     run = max_m
     try:
@@ -116,6 +133,35 @@ def _free_run_m(obj: SimObject, d: NDArray[np.float64], max_m: float = 1.0) -> f
             hit = system.raycast(start, np.asarray(d, dtype=np.float32), max_m)
             if hit is not None:
                 run = min(run, float(hit.distance))
+    finally:
+        obj.entity.set_pose(pose)
+    return run
+
+
+SUPPORT_STEP_M = 0.01
+SUPPORT_DROP_M = 0.02  # a surface more than this below the object's bottom no longer supports it
+
+
+def _supported_run_m(obj: SimObject, d: NDArray[np.float64], max_m: float) -> float:
+    """How far (up to ``max_m``) the object's centre can travel along horizontal ``d`` with a surface still under
+    it, probed downwards every ``SUPPORT_STEP_M`` (``max_m`` without a CPU physics system)."""
+    system = _cpu_system(obj)
+    if system is None:
+        return max_m
+    pose = obj.entity.get_pose()
+    centre = np.asarray((pose * obj.box_center_local()).p, dtype=float)
+    bottom_z = float(obj.corners_world()[:, 2].min())
+    obj.entity.set_pose(sapien.Pose(p=[pose.p[0], pose.p[1], pose.p[2] + 100.0], q=pose.q))
+    down = np.array([0.0, 0.0, -1.0], dtype=np.float32)
+    run = 0.0
+    try:
+        while run < max_m:
+            step = min(SUPPORT_STEP_M, max_m - run)
+            x, y = centre[:2] + (run + step) * d[:2]
+            start = np.array([x, y, bottom_z + 0.01], dtype=np.float32)
+            if system.raycast(start, down, 0.01 + SUPPORT_DROP_M) is None:
+                break
+            run += step
     finally:
         obj.entity.set_pose(pose)
     return run
@@ -143,11 +189,8 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
     d = np.array(side_faces[int(rng.integers(0, len(side_faces)))], dtype=float)
     d[2] = 0.0
     d /= float(np.linalg.norm(d))
-    half = 0.5 * size
-    centre_local = np.asarray(obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, float(half[2])])).p)
-    corners_local = np.array([[sx * half[0], sy * half[1], sz * half[2]]
-                              for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-    corners = np.asarray(pose.p) + R_old.apply(corners_local + centre_local)
+    centre_local = np.asarray(obj.box_center_local().p)
+    corners = obj.corners_world()
     reach = float(max(corners[:, :2] @ d[:2]))
     p_xy = np.asarray(pose.p[:2], dtype=float)
     pivot = np.array([*(p_xy + (reach - float(p_xy @ d[:2])) * d[:2]), float(min(corners[:, 2]))])
@@ -178,9 +221,8 @@ def _drop_below(obj: SimObject, centre_world: NDArray[np.float64], bottom_z: flo
     The probe starts ``DROP_PROBE_ABOVE_M`` above ``bottom_z`` (a ray starting inside the support would miss it)
     with the object itself moved out of the way, so only what lies under the new position counts.
     """
-    scene = obj.entity.scene
-    system = scene.physx_system if scene is not None else None
-    if not isinstance(system, sapien.physx.PhysxCpuSystem):
+    system = _cpu_system(obj)
+    if system is None:
         return 0.0
     pose = obj.entity.get_pose()
     obj.entity.set_pose(sapien.Pose(p=[pose.p[0], pose.p[1], pose.p[2] + 100.0], q=pose.q))

@@ -26,6 +26,7 @@ WALL_Y_M = 0.4
 ARM_BASE_Y_M = -0.30
 ARM_BASE_Z_M = 0.95
 PEDESTAL_HEIGHT_M = 0.2
+PEDESTAL_HALF_WIDTH_M = 0.07  # square pedestal under each arm's base, from the table top up to the base
 ARM_BASE_YAW_RAD = math.pi / 2  # the arm's own +x (forward) points along world +y
 DEFAULT_ARM_SPACING_M = 0.7
 

@@ -59,6 +59,7 @@ def quiet_planner_output(stderr: bool = False) -> Iterator[None]:
 
 
 PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
+SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
 
 
 @dataclass(frozen=True)
@@ -193,11 +194,25 @@ class ArmPlanner:
         path = np.asarray(raw["position"], dtype=float)
         if path.ndim != 2 or len(path) == 0:
             path = q_start[None, :].copy()
-        return PlanResult(True, "ok", planner, path, PATH_DT_S, dt)
+        return PlanResult(True, "ok", planner, self._clip_overshoot(path, q_start), PATH_DT_S, dt)
+
+    def _clip_overshoot(self, path: NDArray[np.float64], q_start: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The time-parameterised spline through in-limit waypoints can overshoot a joint limit by a little:
+        those samples are clipped to the limit (or to where the arm starts, if it starts beyond it). A larger
+        excursion is left for the safety guard to refuse."""
+        limits = self.joint_limits_rad
+        lo = np.minimum(limits[:, 0], q_start)
+        hi = np.maximum(limits[:, 1], q_start)
+        over = np.maximum(lo - path, path - hi)
+        if np.any(over > 0) and float(over.max()) <= SPLINE_OVERSHOOT_RAD:
+            return np.clip(path, lo, hi)
+        return path
 
     def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> PlanResult:
         """RRT-Connect to a joint configuration (collision-checked)."""
         t0 = time.perf_counter()
+        if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
+            return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S, 0.0)
         raw = self._guarded_call(
             self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
         )

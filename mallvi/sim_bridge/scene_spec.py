@@ -56,6 +56,17 @@ class SimObject:
         """A block whose three sides are equal (within 2 mm): any face down is the same solid in the same place."""
         return self.category == "block" and float(np.ptp(np.asarray(self.size_m, dtype=float))) < CUBE_TOL_M
 
+    def box_center_local(self) -> sapien.Pose:
+        """The centre of its box in its own frame (the "bbox_center" point, else half its height up)."""
+        return self.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, float(self.size_m[2]) / 2]))
+
+    def corners_world(self) -> np.ndarray:
+        """The 8 corners (8×3, world frame, metres) of its box where it is now."""
+        half = 0.5 * np.asarray(self.size_m, dtype=float)
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+        T = (self.entity.get_pose() * self.box_center_local()).to_transformation_matrix()
+        return np.asarray(T[:3, 3] + (signs * half) @ T[:3, :3].T, dtype=float)
+
     def frame_pose(self) -> sapien.Pose:
         """The pose its points are read in: the body's pose, except that a cube lying on another face is given
         the symmetric frame whose z axis is closest to world up (so fp0 is the face it stands on and its top

@@ -12,7 +12,7 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,9 +29,16 @@ from mallvi.robot_drivers.base import (
     parse_pose_list,
 )
 from mallvi.sim_bridge.contingency import knock_over, push_out_of_grasp
+from mallvi.sim_bridge.grasp_frames import (
+    TOP_GRASP_LEANS_DEG,
+    bottom_of_lying,
+    frame_from,
+    grasp_frames,
+    leaned_top_grasps,
+)
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import PlanResult
-from mallvi.sim_bridge.upright import LYING_TILT_COS, stand_up
+from mallvi.sim_bridge.upright import stand_up
 
 if TYPE_CHECKING:
     from mallvi.sim_bridge.world import SimWorld
@@ -39,11 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
-SIDE_GRASP_TILTS_DEG = (35, 55)  # extra tilted-down variants of side grasps
 HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up when no path home is found at first
-TOP_GRASP_LEANS_DEG = (25, 40)  # top-down grasps leaned about the finger axis, tried when none upright reaches
+SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
 CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
-_FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
 
 
 @dataclass(frozen=True)
@@ -58,46 +63,6 @@ class Grasped:
 
 def _is_index(value: object) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
-def _with_rotation(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
-    T = np.eye(4)
-    T[:3, :3] = R
-    T[:3, 3] = p
-    return Pose.from_matrix(T)
-
-
-def _leaned_top_grasps(frames: list[tuple[str, Pose]], lean_deg: int) -> list[tuple[str, Pose]]:
-    """The top-down frames among ``frames``, each turned ±``lean_deg`` about its finger axis.
-
-    The fingers still close on the same two faces at the same point; the approach leans towards or away from the
-    arm, which brings objects at the back of the table or past the centre line within reach.
-    """
-    leaned: list[tuple[str, Pose]] = []
-    for key, frame in frames:
-        T = frame.as_matrix()
-        if T[2, 0] > -0.9:  # not a top-down approach
-            continue
-        for sign, tag in ((1.0, "a"), (-1.0, "b")):
-            R = Rotation.from_rotvec(sign * math.radians(lean_deg) * T[:3, 1]).as_matrix() @ T[:3, :3]
-            leaned.append((f"{key}_lean{lean_deg}{tag}", _with_rotation(T[:3, 3], R)))
-    return leaned
-
-
-
-
-def _bottom_of_lying(info: ObjectInfo, local_points: dict[str, Any]) -> NDArray[np.float64] | None:
-    """The centre of the lowest face of the object's box when it is not standing upright, else None."""
-    T = info.pose.as_matrix()
-    if T[2, 2] >= LYING_TILT_COS:
-        return None
-    half = 0.5 * np.asarray(info.size_m, dtype=float)
-    centre_local = np.array([0.0, 0.0, half[2]])
-    if "bbox_center" in local_points:
-        centre_local = np.asarray(local_points["bbox_center"].p, dtype=float)
-    centre = T[:3, 3] + T[:3, :3] @ centre_local
-    vertical_half = float(np.abs(T[2, :3]) @ half)
-    return np.asarray(centre - np.array([0.0, 0.0, vertical_half]), dtype=float)
 
 
 class SimSkills:
@@ -120,41 +85,6 @@ class SimSkills:
         except UnknownObjectError as e:
             return SkillResult.failure(str(e))
 
-    def _grasp_frames(self, info: ObjectInfo, contact_point_id: int | None) -> list[tuple[str, Pose]] | str:
-        """World grasp frames (x = approach into the object, y = finger opening) to try, best first."""
-        cps = {k: v for k, v in info.points.items() if k.startswith("cp")}
-        if contact_point_id is not None:
-            key = f"cp{contact_point_id}"
-            if key not in cps:
-                return f"{info.name} has no contact point {contact_point_id}; it has {sorted(cps)}"
-            cps = {key: cps[key]}
-        frames: list[tuple[str, Pose]] = []
-        if cps:
-            for key in sorted(cps, key=lambda k: int(k[2:]) if k[2:].isdigit() else 999):
-                T = cps[key].as_matrix()
-                frames.append((key, cps[key]))
-                frames.append((key + "_flipped", _with_rotation(T[:3, 3], T[:3, :3] @ _FLIP_ABOUT_X)))
-            # Side grasps (horizontal approach) are out of reach for pedestal-mounted arms below ~1 m; the same
-            # grasp tilted down about the finger axis closes on the same point and usually is reachable.
-            for key, frame in list(frames):
-                T = frame.as_matrix()
-                if abs(T[2, 0]) > 0.3:
-                    continue
-                sign = 1.0 if T[2, 2] >= 0 else -1.0
-                for tilt_deg in SIDE_GRASP_TILTS_DEG:
-                    R_tilt = Rotation.from_euler("y", sign * math.radians(tilt_deg)).as_matrix()
-                    frames.append((f"{key}_tilt{tilt_deg}", _with_rotation(T[:3, 3], T[:3, :3] @ R_tilt)))
-            return frames
-        # No contact points: four top-down grasps at the centre, finger axis along the object's x or y.
-        T_obj = info.pose.as_matrix()
-        centre = T_obj[:3, 3] + T_obj[:3, 2] * info.size_m[2] / 2
-        yaw0 = math.atan2(T_obj[1, 0], T_obj[0, 0])
-        for k in range(4):
-            yaw = yaw0 + k * math.pi / 2
-            R = np.array([[0.0, math.cos(yaw), math.sin(yaw)], [0.0, math.sin(yaw), -math.cos(yaw)], [-1.0, 0.0, 0.0]])
-            frames.append((f"top{k}", _with_rotation(centre, R)))
-        return frames
-
     def _reach_grasp(self, side: ArmSide, actor: str, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
                      grasp_dis: float, reasons: list[str]) -> tuple[str, Pose] | None:
         """Bring the open gripper to a grasp of ``actor``: free motion to the pre-grasp pose, then straight in.
@@ -165,7 +95,7 @@ class SimSkills:
         Returns the (key, frame) reached, or None with the reasons appended to ``reasons``.
         """
         offset = self.world.embodiment.tcp_offset_m
-        tiers = [frames] + [_leaned_top_grasps(frames, lean) for lean in TOP_GRASP_LEANS_DEG]
+        tiers = [frames] + [leaned_top_grasps(frames, lean) for lean in TOP_GRASP_LEANS_DEG]
         for tier in tiers:
             options = self._reachable_grasps(side, tier, pre_grasp_dis, grasp_dis, reasons)
             for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
@@ -209,7 +139,7 @@ class SimSkills:
 
     def _ee_for(self, grasp: Pose, back_m: float) -> Pose:
         T = grasp.as_matrix()
-        return _with_rotation(T[:3, 3] - back_m * T[:3, 0], T[:3, :3])
+        return frame_from(T[:3, 3] - back_m * T[:3, 0], T[:3, :3])
 
     def close_and_hold(self, side: ArmSide, pos: float, expected: str | None) -> tuple[str | None, str]:
         arm = self.world.arms[side]
@@ -260,7 +190,8 @@ class SimSkills:
         if fault == "grasp_miss" and w.faults is not None:
             T_ee = w.arms[side].ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03)
+            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03,
+                              grasp_centre_world=np.asarray(w.arms[side].tcp_pose().position_m, dtype=float))
             w.faults.record(fault, "grasp", actor, w.sim_time_s)
         giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
         name, why_hold = self.close_and_hold(side, gripper_pos, actor)
@@ -271,15 +202,47 @@ class SimSkills:
         return Grasped(key, frame, fault, giver)
 
     def slip_if_drawn(self, side: ArmSide, actor: str, grasped: Grasped, gripper_pos: float) -> None:
-        """Apply a drawn ``grasp_slip``: the object drops out of the lifted gripper, whose command stays closed."""
+        """Apply a drawn ``grasp_slip``: the object drops out of the lifted gripper, whose command stays closed.
+
+        A tall object held near its top lands with its top still between the fingers; the hand then rises clear
+        of it first (as if it had kept lifting while the object slid out), so the fingers do not catch it again.
+        """
         w = self.world
         if grasped.fault != "grasp_slip" or w.faults is None:
             return
         w.holder.release(side)
         w.arms[side].set_gripper(1.0)  # the fingers let go and the object falls out...
         w.step(60)
+        T_tcp = w.arms[side].tcp_pose().as_matrix()
+        fingertips_z = float((T_tcp[:3, 3] + w.embodiment.tcp_to_fingertip_m * T_tcp[:3, 0])[2])
+        caught_m = float(w.objects[actor].corners_world()[:, 2].max()) - fingertips_z
+        if caught_m > -SLIP_CLEAR_M:
+            ee = w.arms[side].ee_pose()
+            up = Pose((ee.position_m[0], ee.position_m[1], ee.position_m[2] + caught_m + SLIP_CLEAR_M), ee.quat_wxyz)
+            why = self.motion.move(side, up, "straight_then_free")
+            if why is not None:
+                log.info("the %s hand could not rise clear of %s after its slip: %s", side, actor, why)
         w.arms[side].set_gripper(gripper_pos)  # ...while the gripper's command stays "closed"
         w.faults.record("grasp_slip", "grasp", actor, w.sim_time_s)
+
+    def draw_place_fault(self, actor: str) -> tuple[str | None, NDArray[np.float64]]:
+        """The episode's fault for one place of ``actor``, and the offset (world, metres) its target gets: a
+        ``place_off`` (recorded here) moves it 4-8 cm, anything else leaves it."""
+        w = self.world
+        fault = w.faults.draw("place") if w.faults is not None else None
+        offset_m = np.zeros(3)
+        if fault == "place_off" and w.faults is not None:
+            offset_m = w.faults.place_offset_m()
+            w.faults.record(fault, "place", actor, w.sim_time_s)
+        return fault, offset_m
+
+    def knock_over_if_drawn(self, actor: str, fault: str | None) -> None:
+        """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated."""
+        w = self.world
+        if fault == "knock_over" and w.faults is not None:
+            knock_over(w.objects[actor], w.faults.rng)
+            w.faults.record(fault, "place", actor, w.sim_time_s)
+            w.settle(1.0)
 
     # -- Tier 2 primitives -------------------------------------------------------------------------------------
     def grasp_actor(
@@ -304,7 +267,7 @@ class SimSkills:
             return refusal
         if contact_point_id is not None and not _is_index(contact_point_id):
             return SkillResult.failure(f"contact_point_id must be an integer, got {contact_point_id!r}")
-        frames = self._grasp_frames(info, contact_point_id)
+        frames = grasp_frames(info, contact_point_id)
         if isinstance(frames, str):
             return SkillResult.failure(frames)
         grasped = self.grasp_at(side, actor, [frames], pre_grasp_dis, grasp_dis, gripper_pos)
@@ -366,12 +329,10 @@ class SimSkills:
             return SkillResult.failure(bad or f"constrain must be 'free', 'align' or 'auto', got {constrain!r}")
         if functional_point_id is not None and not _is_index(functional_point_id):
             return SkillResult.failure(f"functional_point_id must be an integer, got {functional_point_id!r}")
-        fault = w.faults.draw("place") if w.faults is not None else None
-        if fault == "place_off" and w.faults is not None:
-            vals[:3] = list(np.asarray(vals[:3], dtype=float) + w.faults.place_offset_m())
-            w.faults.record(fault, "place", actor, w.sim_time_s)
+        fault, offset_m = self.draw_place_fault(actor)
+        vals[:3] = list(np.asarray(vals[:3], dtype=float) + offset_m)
         fp_key = f"fp{functional_point_id}" if functional_point_id is not None else "fp0"
-        lying_bottom = _bottom_of_lying(info, w.objects[actor].local_points) if fp_key == "fp0" else None
+        lying_bottom = bottom_of_lying(info, w.objects[actor].local_points) if fp_key == "fp0" else None
         if lying_bottom is not None:  # fp0 is the bottom of the object standing up: use the face it lies on
             fp_world = lying_bottom
         elif fp_key in info.points:
@@ -394,8 +355,8 @@ class SimSkills:
         T_ee = w.arms[side].ee_pose().as_matrix()
         T_ee_new = T_obj_new @ np.linalg.inv(T_obj) @ T_ee
         approach = T_ee_new[:3, 0]
-        final = _with_rotation(T_ee_new[:3, 3] - dis * approach, T_ee_new[:3, :3])
-        pre = _with_rotation(T_ee_new[:3, 3] - pre_dis * approach, T_ee_new[:3, :3])
+        final = frame_from(T_ee_new[:3, 3] - dis * approach, T_ee_new[:3, :3])
+        pre = frame_from(T_ee_new[:3, 3] - pre_dis * approach, T_ee_new[:3, :3])
         why = self.motion.move(side, pre, "free")
         if why is not None:
             return SkillResult.failure(f"cannot bring {actor} above the target: {why}")
@@ -408,10 +369,7 @@ class SimSkills:
             why = self.motion.move(side, pre, "straight_then_free")
             if why is not None:
                 return SkillResult.failure(f"placed {actor} but could not retreat: {why}")
-            if fault == "knock_over" and w.faults is not None:
-                knock_over(w.objects[actor], w.faults.rng)
-                w.faults.record(fault, "place", actor, w.sim_time_s)
-                w.settle(1.0)
+            self.knock_over_if_drawn(actor, fault)
         return SkillResult.success(object=actor)
 
     def move_by_displacement(

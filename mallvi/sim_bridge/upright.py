@@ -1,7 +1,7 @@
 """``upright_actor`` in the simulator: stand a lying object up by letting it swing in a loosened grip.
 
-The object is grasped from above near its top end (on its axis, ``END_GRASP_M`` from the end, the fingers
-across it) and lifted until its length would hang clear of the surface it lay on. The grip is then loosened
+The object is grasped from above near its top end (on its axis, ``pivot_grasp.END_GRASP_M`` from the end, the
+fingers across it) and lifted until its length would hang clear of the surface it lay on. The grip is then loosened
 (``GraspHolder.hinge``): gravity swings the object about the finger axis until it hangs upright below the
 fingers. The fingers close again and the wrist turns out the last degrees of tilt, so the arm ends holding the
 object upright by its top, ready for ``place_actor``.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,53 +23,28 @@ import sapien
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, ObjectInfo, Pose, SkillResult
+from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, ObjectInfo, Pose, SkillResult
+from mallvi.robot_drivers.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M, end_grasp_offset_m, pivot_height_m
 from mallvi.sim_bridge import layout
+from mallvi.sim_bridge.grasp_frames import LYING_TILT_COS, frame_from
+from mallvi.sim_bridge.lay_down import lay_within_reach, put_down
 
 if TYPE_CHECKING:
     from mallvi.sim_bridge.skills import SimSkills
 
 log = logging.getLogger(__name__)
 
-LYING_TILT_COS = math.cos(math.radians(30))  # an object whose z axis is further than this from up is lying down
-END_GRASP_M = 0.035  # grasp centre from the object's top end, along its axis
-MIN_END_GRASP_M = 0.012  # closer to the end the 2 cm finger pads would hang over it
-PALM_MARGIN_M = 0.006  # the swinging end's corners stay this far from the palm
-MIN_LEVER_M = 0.02  # the centre of mass must be at least this far from the grasp, or gravity does not turn it
-SWING_CLEARANCE_M = 0.03  # the hanging object's lower end above the surface it lay on
 PIVOT_SHIFTS_M = (0.0, 0.05, 0.10, 0.15)  # pivot spots moved towards the arm's base when the lift is out of reach
-FINGER_SLACK_M = 0.004  # loosened fingers stand this far apart beyond the object's width
 SWING_MIN_S, SWING_MAX_S = 0.3, 2.5
 AT_REST_RAD_S = 0.05
 UPRIGHT_TOL_DEG = 10.0  # after the swing the object must hang within this of vertical
 LEVEL_MIN_DEG = 0.5  # smaller tilts are left as they are
+SWEEP_MARGIN_M = 0.02  # the swinging object keeps this far from the pedestals
 
 
 def tilt_deg(pose: Pose) -> float:
     """Angle between the object's z axis and world up."""
     return math.degrees(math.acos(float(np.clip(pose.as_matrix()[2, 2], -1.0, 1.0))))
-
-
-def end_grasp_offset_m(length_m: float, thickness_m: float, palm_to_tcp_m: float) -> float | str:
-    """How far from the top end to grasp so the swinging end clears the palm and gravity turns the object.
-
-    ``thickness_m`` is the object's extent across its axis in the plane it swings in. Returns the reason when no
-    grasp satisfies both.
-    """
-    reach_m = palm_to_tcp_m - PALM_MARGIN_M
-    if thickness_m / 2 >= reach_m:
-        return f"it is {thickness_m * 100:.1f} cm thick: its end would hit the palm while it swings"
-    d = min(END_GRASP_M, math.sqrt(reach_m**2 - (thickness_m / 2) ** 2), length_m / 2 - MIN_LEVER_M)
-    if d < MIN_END_GRASP_M:
-        return f"it is too short ({length_m * 100:.1f} cm) to swing upright from a grasp at its end"
-    return d
-
-
-def _frame(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
-    T = np.eye(4)
-    T[:3, :3] = R
-    T[:3, 3] = p
-    return Pose.from_matrix(T)
 
 
 def top_end_grasps(T_obj: NDArray[np.float64], centre_world: NDArray[np.float64], length_m: float,
@@ -81,11 +57,13 @@ def top_end_grasps(T_obj: NDArray[np.float64], centre_world: NDArray[np.float64]
     p = centre_world + axis * (length_m / 2 - end_offset_m)
     approach = np.array([0.0, 0.0, -1.0])
     R = np.column_stack([approach, across, np.cross(approach, across)])
-    return [("top_end", _frame(p, R)), ("top_end_flipped", _frame(p, R @ np.diag([1.0, -1.0, -1.0])))]
+    return [("top_end", frame_from(p, R)), ("top_end_flipped", frame_from(p, R @ np.diag([1.0, -1.0, -1.0])))]
 
 
-def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_grasp_dis: float) -> SkillResult:
-    """The body of ``SimSkills.upright_actor`` (parameters already checked)."""
+def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_grasp_dis: float,
+             may_lay_down: bool = True) -> SkillResult:
+    """The body of ``SimSkills.upright_actor`` (parameters already checked). When the arm reaches the lying
+    object but not its top end, it first lays the object down within reach (``lay_down.py``; once)."""
     w = sk.world
     obj = w.objects[actor]
     T_obj = info.pose.as_matrix()
@@ -108,21 +86,35 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
     d_end = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
     if isinstance(d_end, str):
         return SkillResult.failure(f"cannot stand {actor} up: {d_end}")
-    centre_local = obj.local_points.get("bbox_center", sapien.Pose([0.0, 0.0, float(size[2]) / 2]))
-    centre = np.asarray((obj.pose * centre_local).p, dtype=float)
-    support_z = float(centre[2] - np.abs(T_obj[2, :3]) @ (size / 2))
+    centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
+    support_z = float(obj.corners_world()[:, 2].min())
     frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
     grasped = sk.grasp_at(side, actor, [frames], pre_grasp_dis, 0.0, 0.0)
     if isinstance(grasped, SkillResult):
-        return grasped
-    pivot_z = support_z + float(size[2]) - d_end + SWING_CLEARANCE_M
-    why = _lift_to_pivot(sk, side, pivot_z)
+        if not (may_lay_down and grasped.message.startswith("no reachable grasp")):
+            return grasped
+        why = lay_within_reach(sk, side, actor, pre_grasp_dis)
+        if why is not None:
+            return SkillResult.failure(f"{grasped.message}; laying it down within reach failed too: {why}")
+        return stand_up(sk, side, actor, w.truth.get_object(actor), pre_grasp_dis, may_lay_down=False)
+    grasp_tcp_z = w.arms[side].tcp_pose().position_m[2]
+    lever = _lever_m(sk, side, actor)
+    if lever < MIN_LEVER_M:  # the object moved in the closing fingers: it would swing the wrong way round
+        put_down(sk, side, grasp_tcp_z)
+        return SkillResult.failure(f"{actor} shifted as the fingers closed: the grasp is {lever * 100:.1f} cm from its "
+                                   f"centre towards its top (at least {MIN_LEVER_M * 100:.0f} cm needed); released "
+                                   "it where it lies", grasp=grasped.key)
+    pivot_z = pivot_height_m(support_z, float(size[2]), d_end)
+    far = -np.array([T_obj[0, 2], T_obj[1, 2], 0.0])
+    sweep = _Sweep(far / max(1e-9, float(np.linalg.norm(far))), float(size[2]), d_end, thickness)
+    why = _lift_to_pivot(sk, side, pivot_z, sweep)
     if why is not None:
         return SkillResult.failure(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing upright: "
                                    f"{why}", grasp=grasped.key)
     why = _swing(sk, side, actor, width)
     if why is not None:
-        return SkillResult.failure(why, grasp=grasped.key)
+        put_down(sk, side, grasp_tcp_z)
+        return SkillResult.failure(why + "; put it back down", grasp=grasped.key)
     _level(sk, side, actor)
     tilt = tilt_deg(w.truth.get_object(actor).pose)
     pivot = [round(float(v), 3) for v in w.arms[side].tcp_pose().position_m]
@@ -131,19 +123,63 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
                                grasp=grasped.key, tilt_deg=round(tilt, 1), pivot_m=pivot)
 
 
-def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float) -> str | None:
-    """Raise the grasp centre to ``pivot_z``; where that is out of reach, at spots nearer the arm's base."""
+def _lever_m(sk: SimSkills, side: ArmSide, actor: str) -> float:
+    """How far the grasp centre lies from the object's centre along its axis, towards its top end."""
+    obj = sk.world.objects[actor]
+    axis = obj.pose.to_transformation_matrix()[:3, 2]
+    centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
+    return float((np.asarray(sk.world.arms[side].tcp_pose().position_m, dtype=float) - centre) @ axis)
+
+
+def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float, sweep: _Sweep) -> str | None:
+    """Raise the grasp centre to ``pivot_z``; where that is out of reach, at spots nearer the arm's base, skipping
+    spots where the swing would hit a pedestal."""
     w = sk.world
     ee, tcp = w.arms[side].ee_pose(), w.arms[side].tcp_pose()
     dz = pivot_z - tcp.position_m[2]
+    tcp_from_ee = np.asarray(tcp.position_m[:2], dtype=float) - np.asarray(ee.position_m[:2], dtype=float)
     why: str | None = None
     for shift in PIVOT_SHIFTS_M:
         x, y = _towards_base(sk, side, shift)
+        if not sweep.clear_of_pedestals(sk, np.array([x + tcp_from_ee[0], y + tcp_from_ee[1], pivot_z])):
+            why = why or f"the swing about ({x:.2f}, {y:.2f}) would hit a pedestal"
+            continue
         target = Pose((x, y, ee.position_m[2] + dz), ee.quat_wxyz)
         why = sk.motion.move(side, target, "straight_then_free")
         if why is None:
             return None
     return why
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """The space a lying object sweeps while it swings from lying to hanging below the grasp centre."""
+
+    far_world: NDArray[np.float64]  # horizontal unit vector from the grasp towards the object's far (bottom) end
+    length_m: float
+    end_offset_m: float
+    thickness_m: float
+
+    def points(self, pivot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Points on the object's axis at every 15° of the swing."""
+        out = []
+        for phi in np.linspace(0.0, math.pi / 2, 7):
+            along = math.cos(phi) * self.far_world + math.sin(phi) * np.array([0.0, 0.0, -1.0])
+            for r in np.linspace(-self.end_offset_m, self.length_m - self.end_offset_m, 9):
+                out.append(pivot + r * along)
+        return np.asarray(out)
+
+    def clear_of_pedestals(self, sk: SimSkills, pivot: NDArray[np.float64]) -> bool:
+        """Whether the swept object keeps ``SWEEP_MARGIN_M`` from both arms' pedestals."""
+        reach = self.thickness_m / math.sqrt(2) + SWEEP_MARGIN_M  # half the cross-section's diagonal, and more
+        pts = self.points(pivot)
+        for s in ARM_SIDES:
+            bx, by, bz = layout.arm_base_position(s, sk.world.arm_spacing_m)
+            half = layout.PEDESTAL_HALF_WIDTH_M + reach
+            inside = (np.abs(pts[:, 0] - bx) < half) & (np.abs(pts[:, 1] - by) < half) & (pts[:, 2] < bz + reach)
+            if bool(np.any(inside)):
+                return False
+        return True
 
 
 def _swing(sk: SimSkills, side: ArmSide, actor: str, width_m: float) -> str | None:
@@ -219,7 +255,7 @@ def _turn_about_tcp(sk: SimSkills, side: ArmSide, R_world: NDArray[np.float64]) 
     w = sk.world
     T_ee = w.arms[side].ee_pose().as_matrix()
     tcp = np.asarray(w.arms[side].tcp_pose().position_m, dtype=float)
-    return sk.motion.move(side, _frame(tcp + R_world @ (T_ee[:3, 3] - tcp), R_world @ T_ee[:3, :3]), "straight")
+    return sk.motion.move(side, frame_from(tcp + R_world @ (T_ee[:3, 3] - tcp), R_world @ T_ee[:3, :3]), "straight")
 
 
 def _level(sk: SimSkills, side: ArmSide, actor: str) -> None:

@@ -191,8 +191,9 @@ class SimWorld:
         for side in ARM_SIDES:
             x, y, _ = layout.arm_base_position(side, self.arm_spacing_m)
             center = (x, y, self.table_top_z + ped_h / 2)
-            _static_box(scene, f"{side}_pedestal", (0.07, 0.07, ped_h / 2), center, (0.3, 0.3, 0.32, 1))
-            boxes[f"{side}_pedestal"] = ((0.14, 0.14, ped_h - 0.01), Pose(center))
+            half = layout.PEDESTAL_HALF_WIDTH_M
+            _static_box(scene, f"{side}_pedestal", (half, half, ped_h / 2), center, (0.3, 0.3, 0.32, 1))
+            boxes[f"{side}_pedestal"] = ((2 * half, 2 * half, ped_h - 0.01), Pose(center))
         scene.set_ambient_light([0.45, 0.45, 0.45])
         scene.add_directional_light([0.3, 0.5, -1.0], [0.9, 0.9, 0.85], shadow=False)
         scene.add_point_light([0.0, -0.2, 2.0], [0.6, 0.6, 0.6], shadow=False)

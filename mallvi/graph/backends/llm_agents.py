@@ -14,6 +14,7 @@ from mallvi.graph.backends.base import CallLog, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
 from mallvi.graph.backends.rules.plan_checks import check_consistency
+from mallvi.graph.posture import first_seen, lies_on_side, tall_at_first
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -158,9 +159,14 @@ class LlmThinker:
             if not a.calls:
                 raise ValueError("the plan has no calls")
 
+        initial = scene.initial or scene.objects
+        tall = sorted(o.id for o in localized.values() if tall_at_first(o, initial))
+        lying = sorted(o.id for o in localized.values() if lies_on_side(o, first_seen(o, initial)))
         user = (f"Subtask: {subtask.model_dump_json()}\nLocalised objects: {_objects_json(localized)}\n"
                 f"Table top z: {ctx.table_top_z:.3f}\nAttempt: {attempt + 1}\n"
-                f"Last failure: {feedback or 'none'}\nRemembered first scan: {_objects_json(scene.initial)}")
+                f"Last failure: {feedback or 'none'}\nRemembered first scan: {_objects_json(scene.initial)}\n"
+                f"Tall objects (pick up with upright_actor): {tall or 'none'}\n"
+                f"Lying on their side now: {lying or 'none'}")
         return self.client.ask("thinker", load_prompt("thinker"), user, ActionPlan, log, check=check)
 
 

@@ -1,7 +1,8 @@
 """Actor node: run the Thinker's skill calls through the SkillAPI, stopping at the first failure.
 
-A perceived object is mapped to the robot-side name (simulator name, or scene-graph name on a rig) by the
-nearest 3D centre within ``ctx.match_radius_m``; a perception error therefore surfaces as a failure here.
+A perceived object is mapped to the robot-side name (simulator name, or scene-graph name on a rig) whose box lies
+nearest its 3D centre, within ``ctx.match_radius_m`` of the box (the centre of a partly hidden object's visible
+part lies on the object, though not at its centre); a perception error therefore surfaces as a failure here.
 An object the plan uses without grasping it first, while the arm's gripper senses something between its fingers,
 is in that gripper: the fingers hide part of it, so its centre is matched within ``HELD_MATCH_RADIUS_M`` instead.
 """
@@ -15,7 +16,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.graph.context import GraphContext
-from mallvi.graph.goals import centre_of
+from mallvi.graph.goals import box_distance_m, centre_of
 from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
 from mallvi.robot_drivers.base import SkillResult, WorldModel
@@ -24,29 +25,31 @@ log = logging.getLogger(__name__)
 
 HELD_MATCH_RADIUS_M = 0.08
 """Match radius for an object already in the gripper of the arm that uses it (partly hidden by the fingers)."""
+GRASP_SKILLS = ("grasp_actor", "upright_actor")
 
 
 def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) -> tuple[str | None, str]:
-    """The world-model name nearest to a perceived object's centre, within ``radius_m``; else (None, why)."""
+    """The world-model name whose box lies nearest a perceived object's centre (ties: the nearer centre), within
+    ``radius_m`` of that box; else (None, why)."""
     if world is None:
         return obj.id, "no world model: the perceived id is used"
-    best: tuple[float, str] | None = None
+    best: tuple[float, float, str] | None = None
     for name in world.object_names():
-        p = centre_of(world.get_object(name))
-        d = math.dist(p, obj.position_m)
-        if best is None or d < best[0]:
-            best = (d, name)
+        info = world.get_object(name)
+        key = (round(box_distance_m(info, obj.position_m), 3), math.dist(centre_of(info), obj.position_m), name)
+        if best is None or key < best:
+            best = key
     if best is None or best[0] > radius_m:
         where = ", ".join(f"{v:.3f}" for v in obj.position_m)
-        near = f"; nearest is {best[1]} at {best[0] * 100:.1f} cm" if best else ""
+        near = f"; nearest is {best[2]}, {best[0] * 100:.1f} cm from its box" if best else ""
         return None, f"no object within {radius_m * 100:.0f} cm of perceived {obj.id} at ({where}){near}"
-    return best[1], f"{obj.id} -> {best[1]} ({best[0] * 100:.1f} cm)"
+    return best[2], f"{obj.id} -> {best[2]} ({best[0] * 100:.1f} cm from its box)"
 
 
 def held_by_plan_arm(calls: list[SkillCall], obj_key: str, ctx: GraphContext) -> bool:
     """Whether the plan's first call on ``obj_key`` is not a grasp and that call's arm senses a held object."""
     first = next((c for c in calls if c.object == obj_key), None)
-    if first is None or first.skill == "grasp_actor" or ctx.gripper_holding is None:
+    if first is None or first.skill in GRASP_SKILLS or ctx.gripper_holding is None:
         return False
     try:
         return bool(ctx.gripper_holding(first.arm))
@@ -60,6 +63,8 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
     a: dict[str, Any] = {k: v for k, v in call.args.items() if v is not None}
     if call.skill == "grasp_actor":
         return s.grasp_actor(name or "", call.arm, **a)
+    if call.skill == "upright_actor":
+        return s.upright_actor(name or "", call.arm, **a)
     if call.skill == "place_actor":
         return s.place_actor(name or "", call.arm, call.target_pose or [], **a)
     if call.skill == "move_by_displacement":

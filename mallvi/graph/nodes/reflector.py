@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import current_subtask
+from mallvi.graph.posture import lies_on_side
 from mallvi.graph.schemas import (
     RETRYABLE_AGENTS,
     ActorReport,
@@ -51,26 +52,20 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     return v, [image_id], obs
 
 
-TOPPLED_HEIGHT_FRACTION = 0.6
-
-
 def toppled(state: GraphState, fresh: list[SceneObject]) -> str | None:
-    """Why the subtask's moved object counts as toppled, or None: a tall object (first seen at least 1.5x as tall
-    as wide) now seen less than ``TOPPLED_HEIGHT_FRACTION`` of that height."""
+    """Why the subtask's moved object counts as toppled (``posture.lies_on_side``), or None."""
     subtask = current_subtask(state)
     scene = state.get("scene")
     oid = state.get("bindings", {}).get(subtask.obj.key())
     if subtask.action not in ("place", "stack", "move") or scene is None or oid is None:
         return None
     first = next((o for o in scene.initial if o.id == oid), None)
-    if first is None or first.color is None or first.size_m[2] < 1.5 * max(first.size_m[0], first.size_m[1]):
+    if first is None or first.color is None:
         return None
     same_colour = [o for o in fresh if o.color == first.color]
-    if len(same_colour) != 1:
+    if len(same_colour) != 1 or not lies_on_side(same_colour[0], first):
         return None
     now = same_colour[0]
-    if now.size_m[2] >= TOPPLED_HEIGHT_FRACTION * first.size_m[2]:
-        return None
     return (f"{subtask.obj.phrase} lies on its side: {now.size_m[2]:.2f} m tall, {first.size_m[2]:.2f} m when first "
             "seen")
 

@@ -24,6 +24,7 @@ class Embodiment:
         home_qpos_rad: the arm joints' rest configuration (``back_to_origin``).
         finger_links: links whose contacts count as touching an object.
         palm_to_tcp_m: from the palm (where the fingers start) to the grasp centre, along the approach.
+        tcp_to_fingertip_m: from the grasp centre on to the fingertips.
     """
 
     urdf_path: Path
@@ -36,6 +37,7 @@ class Embodiment:
     finger_travel_m: float = piper_dh.FINGER_TRAVEL_M
     tcp_offset_m: float = piper_dh.TCP_OFFSET_M - piper_dh.EE_OFFSET_M
     palm_to_tcp_m: float = piper_dh.TCP_OFFSET_M - piper_dh.FINGER_BASE_M
+    tcp_to_fingertip_m: float = piper_dh.FINGER_BASE_M + piper_dh.FINGER_LENGTH_M - piper_dh.TCP_OFFSET_M
     home_qpos_rad: tuple[float, ...] = field(default=(0.0, 1.439, -0.484, 0.0, 0.703, 0.0))
 
     def __post_init__(self) -> None:

@@ -1,17 +1,24 @@
 """Rules Thinker: geometric skill parameters for a subtask.
 
 Arm: the instruction's arm if it names one, else the object's side (x < 0 left, x >= 0 right); after a failure
-blamed on reach, the other arm. Place targets are the functional point 0 (bottom centre) of the moved object:
-on B -> B's top centre; in B -> B's floor; beside B -> ``SIDE_GAP_M`` off B's side on the table; an arrangement
-slot -> a free row of evenly spaced slots; a remembered location -> where the Descriptor first saw the object.
+blamed on reach, the other arm. An arm the instruction names for a placement places the object; when a fault left
+the object out of that arm's reach, the other arm first brings it to a relay spot in the middle. Reach is judged at
+the grasp's height (a standing tall object is grasped near its top). A tall object is picked up with
+``upright_actor``, which stands it up first when it lies on its side.
+
+Place targets are the functional point 0 (bottom centre) of the moved object: on B -> B's top centre; in B -> B's
+floor; beside B -> ``SIDE_GAP_M`` off B's side on the table; an arrangement slot -> a free row of evenly spaced
+slots; a remembered location -> where the Descriptor first saw the object.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
 from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
 from mallvi.robot_drivers.base import ArmSide
 
@@ -22,9 +29,11 @@ SIDE_GAP_M = 0.10
 SLOT_PITCH_M = 0.09
 ROW_Y_CHOICES_M = (-0.10, -0.03, -0.16, 0.0)
 RELAY_Y_CHOICES_M = (-0.08, -0.15, -0.02)
+RELAY_TOL_M = 0.05  # an object this close to the relay spot is already there
 CLEARANCE_M = 0.07
 LIFT_M = 0.05
 DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
+GRASP_BELOW_TOP_M = 0.025  # a standing object's top-down grasp centre lies this far below its top
 
 
 def reachable(arm: str, x: float, y: float, height_m: float = 0.0, leaning: bool = False) -> bool:
@@ -46,6 +55,14 @@ def reachable(arm: str, x: float, y: float, height_m: float = 0.0, leaning: bool
     return u >= -0.05 or (u >= -0.10 and y <= 0.0 and height_m < 0.03)
 
 
+def grasp_height_m(obj: SceneObject, table_z: float) -> float:
+    """How high above the table a standing tall object is grasped (near its top); 0 for any other object (cubes,
+    and tall objects lying down, are grasped near the table)."""
+    if not is_tall(obj):
+        return 0.0
+    return max(0.0, obj.position_m[2] + obj.size_m[2] / 2 - GRASP_BELOW_TOP_M - table_z)
+
+
 def relay_spot(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject],
                target_xyz: tuple[float, float, float]) -> tuple[float, float]:
     """A free table spot near x = 0 that both arms reach, away from every other object and the target."""
@@ -57,10 +74,25 @@ def relay_spot(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject
     return (0.0, RELAY_Y_CHOICES_M[0])
 
 
+def _grasp(arm: str, obj_id: str, grasp_args: dict[str, float] | None = None, upright: bool = False) -> SkillCall:
+    """The grasp of ``obj_id``: ``upright_actor`` for a tall object (it stands one that fell over up again and
+    simply grasps one that stands), else ``grasp_actor``."""
+    if upright:
+        args = {k: v for k, v in (grasp_args or {}).items() if k == "pre_grasp_dis"}
+        return SkillCall(skill="upright_actor", arm=arm, object=obj_id, args=dict(args))  # type: ignore[arg-type]
+    return SkillCall(skill="grasp_actor", arm=arm, object=obj_id, args=dict(grasp_args or {}))  # type: ignore[arg-type]
+
+
+def _take(arm: str, obj_id: str, upright: bool) -> list[SkillCall]:
+    """Grasp and lift ``LIFT_M`` more; ``upright_actor`` ends lifted already (as high as the arm reaches)."""
+    lift = SkillCall(skill="move_by_displacement", arm=arm, args={"z": LIFT_M})  # type: ignore[arg-type]
+    return [_grasp(arm, obj_id, upright=upright)] + ([] if upright else [lift])
+
+
 def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
-                 grasp_args: dict[str, float] | None = None) -> list[SkillCall]:
+                 grasp_args: dict[str, float] | None = None, upright: bool = False) -> list[SkillCall]:
     return [
-        SkillCall(skill="grasp_actor", arm=arm, object=obj_id, args=dict(grasp_args or {})),  # type: ignore[arg-type]
+        _grasp(arm, obj_id, grasp_args, upright),
         SkillCall(skill="place_actor", arm=arm, object=obj_id, target_pose=[*target_xyz, *DOWN_WXYZ],  # type: ignore[arg-type]
                   args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
         SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
@@ -145,41 +177,44 @@ class RulesThinker:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         arm = _pick_arm(subtask, obj, attempt, feedback)
         table_z = ctx.table_top_z
+        upright = tall_at_first(obj, scene.initial or scene.objects)
+        note = _posture_note(obj, scene)
         if subtask.action == "pick":
-            return ActionPlan(calls=[
-                SkillCall(skill="grasp_actor", arm=arm, object=obj.id),  # type: ignore[arg-type]
-                SkillCall(skill="move_by_displacement", arm=arm, args={"z": LIFT_M}),  # type: ignore[arg-type]
-            ], rationale=f"grasp {obj.id} with the {arm} arm and lift it {LIFT_M:.2f} m more")
+            return ActionPlan(calls=_take(arm, obj.id, upright),
+                              rationale=f"{note}grasp {obj.id} with the {arm} arm and lift it")
         if subtask.action == "handover":
             # The simulator's cube grasps are all top-down, so two grippers cannot hold a cube at once: the
             # exchange goes through a spot in the middle of the table that both arms reach.
             recv = other(arm)
-            ox, oy = obj.position_m[0], obj.position_m[1]
-            if not reachable(arm, ox, oy) and reachable(recv, ox, oy):
-                # after a drop or a push the object already lies on the receiver's side: it takes it directly
-                return ActionPlan(calls=[
-                    SkillCall(skill="grasp_actor", arm=recv, object=obj.id),  # type: ignore[arg-type]
-                    SkillCall(skill="move_by_displacement", arm=recv, args={"z": LIFT_M}),  # type: ignore[arg-type]
-                ], rationale=f"{obj.id} at ({ox:.2f}, {oy:.2f}) is out of the {arm} arm's reach: the {recv} arm "
-                             "takes it directly")
+            ox, oy, oz = obj.position_m[0], obj.position_m[1], grasp_height_m(obj, table_z)
             mx, my = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
+            at_relay = math.dist((ox, oy), (mx, my)) < RELAY_TOL_M
+            giver_out = not reachable(arm, ox, oy, oz) or _unreachable_arm(feedback) == arm
+            if (giver_out or at_relay) and reachable(recv, ox, oy, oz):
+                # after a drop or a push the object lies where only the receiver reaches it, or already at the
+                # hand-over spot: the receiver takes it directly
+                why = "already at the hand-over spot" if at_relay else f"out of the {arm} arm's reach"
+                return ActionPlan(calls=_take(recv, obj.id, upright),
+                                  rationale=f"{note}{obj.id} at ({ox:.2f}, {oy:.2f}) is {why}: the {recv} arm takes "
+                                            "it directly")
             return ActionPlan(calls=[
-                *_grasp_place(arm, obj.id, (mx, my, table_z)),
-                SkillCall(skill="grasp_actor", arm=recv, object=obj.id),  # type: ignore[arg-type]
-                SkillCall(skill="move_by_displacement", arm=recv, args={"z": LIFT_M}),  # type: ignore[arg-type]
-            ], rationale=f"the {arm} arm hands {obj.id} over at ({mx:.2f}, {my:.2f}); the {recv} arm takes it")
+                *_grasp_place(arm, obj.id, (mx, my, table_z), upright=upright), *_take(recv, obj.id, upright),
+            ], rationale=f"{note}the {arm} arm hands {obj.id} over at ({mx:.2f}, {my:.2f}); the {recv} arm takes "
+                         "it")
         target_xyz = self._place_target(subtask, obj, localized, scene, table_z, attempt)
         holder = _holding_arm(ctx, subtask)
         if holder is not None:  # already in hand (e.g. after a handover): place it directly
             calls = _grasp_place(holder, obj.id, target_xyz)[1:]
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
-        return self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z,
-                           _retry_grasp(attempt, feedback), _unreachable_arm(feedback))
+        plan = self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z,
+                           _retry_grasp(attempt, feedback), _unreachable_arm(feedback), upright)
+        return plan.model_copy(update={"rationale": note + plan.rationale})
 
     def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
                localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
-               grasp_args: dict[str, float] | None = None, failed_arm: str | None = None) -> ActionPlan:
+               grasp_args: dict[str, float] | None = None, failed_arm: str | None = None,
+               upright: bool = False) -> ActionPlan:
         """Grasp and place; when no single arm reaches both ends, relay through a free spot in the middle.
 
         After an arm found no reachable grasp (``failed_arm``), the other arm grasps: the reach envelope is an
@@ -187,6 +222,7 @@ class RulesThinker:
         with the other arm before the subtask is given up.
         """
         ox, oy = obj.position_m[0], obj.position_m[1]
+        oz = grasp_height_m(obj, table_z)
         tx, ty = target_xyz[0], target_xyz[1]
         dz = target_xyz[2] - table_z
         forced = subtask.arm_hint in ("left", "right")
@@ -194,28 +230,32 @@ class RulesThinker:
         if failed_arm in arms and not forced:
             arms = [a for a in arms if a != failed_arm]
         for a in arms:
-            if reachable(a, ox, oy) and reachable(a, tx, ty, dz):
-                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args), rationale=(
+            if reachable(a, ox, oy, oz) and reachable(a, tx, ty, dz):
+                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args, upright), rationale=(
                     f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
         for a in arms:  # the object lies where only a leaned grasp reaches it
-            if reachable(a, ox, oy, leaning=True) and reachable(a, tx, ty, dz):
-                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args), rationale=(
+            if reachable(a, ox, oy, oz, leaning=True) and reachable(a, tx, ty, dz):
+                return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args, upright), rationale=(
                     f"move {obj.id} from ({ox:.2f}, {oy:.2f}), at the edge of the {a} arm's reach, to "
                     f"({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
-        giver = side_of(obj) if not forced else arm
-        if failed_arm is not None and not forced:
-            giver = other(failed_arm)
-            if reachable(giver, tx, ty, dz):
-                return ActionPlan(calls=_grasp_place(giver, obj.id, target_xyz, grasp_args), rationale=(
-                    f"the {failed_arm} arm found no grasp of {obj.id}: the {giver} arm tries it and carries it "
-                    f"to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
-        taker = other(giver)
-        if forced or not reachable(taker, tx, ty, dz):
+        if forced:  # the named arm places the object; the other one first brings it within that arm's reach
+            giver, taker = other(arm), arm
+        else:
+            giver = side_of(obj)
+            if failed_arm is not None:
+                giver = other(failed_arm)
+                if reachable(giver, tx, ty, dz):
+                    return ActionPlan(calls=_grasp_place(giver, obj.id, target_xyz, grasp_args, upright), rationale=(
+                        f"the {failed_arm} arm found no grasp of {obj.id}: the {giver} arm tries it and carries it "
+                        f"to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
+            taker = other(giver)
+        if not reachable(taker, tx, ty, dz):
             raise AgentError(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
-                               + (f" with the {arm} arm only" if forced else ""))
+                               + (f" with the {arm} arm placing it" if forced else ""))
         mx, my = relay_spot(obj.id, scene, localized, target_xyz)
         relay = (mx, my, table_z)
-        calls = [*_grasp_place(giver, obj.id, relay, grasp_args), *_grasp_place(taker, obj.id, target_xyz)]
+        calls = [*_grasp_place(giver, obj.id, relay, grasp_args, upright),
+                 *_grasp_place(taker, obj.id, target_xyz, upright=upright)]
         return ActionPlan(calls=calls,
                           rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), "
                                     f"the {taker} arm takes it to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})")
@@ -258,6 +298,15 @@ class RulesThinker:
         # next_to: on the side facing the object's current position
         sign = -1.0 if obj.position_m[0] < tx else 1.0
         return (tx + sign * gap, ty, table_z)
+
+
+def _posture_note(obj: SceneObject, scene: SceneMemory) -> str:
+    """"<id> lies on its side: ... " when a tall object was toppled, else ""."""
+    first = first_seen(obj, scene.initial)
+    if not lies_on_side(obj, first) or first is None:
+        return ""
+    return (f"{obj.id} lies on its side ({obj.size_m[2]:.2f} m tall, {first.size_m[2]:.2f} m when first seen): "
+            "upright_actor stands it up first; ")
 
 
 def _key_matches(o: SceneObject, key: str) -> bool:
