@@ -27,6 +27,7 @@ from mallvi.robot_drivers.base import ArmSide, Pose
 
 Vec3 = tuple[float, float, float]
 Box = tuple[Vec3, Vec3]
+START_EXCURSION_RAD = 0.05  # a joint contact pushed at most this far past a limit may still move back
 
 
 def _default_workspace() -> dict[ArmSide, Box]:
@@ -168,8 +169,8 @@ class SafetyGuard:
         return None
 
     def check_joint_path(self, side: ArmSide, path_rad: NDArray[np.float64], dt_s: float) -> str | None:
-        """Check an N×dof joint path sampled every ``dt_s`` seconds: finite, within limits (a joint that starts
-        outside them may only move back towards them), no large jumps."""
+        """Check an N×dof joint path sampled every ``dt_s`` seconds: finite, within limits (a joint that starts up
+        to ``START_EXCURSION_RAD`` outside them may only move back towards them), no large jumps."""
         cfg = self._config
         path = np.asarray(path_rad, dtype=float)
         if path.ndim != 2 or path.shape[0] == 0:
@@ -181,8 +182,9 @@ class SafetyGuard:
             if limits.shape[0] != path.shape[1]:
                 return f"joint path for the {side} arm has {path.shape[1]} joints, limits cover {limits.shape[0]}"
             # An arm that contact pushed a little past a limit may move back, but no joint may go further out.
-            low = path < np.minimum(limits[:, 0], path[0]) - 1e-3
-            high = path > np.maximum(limits[:, 1], path[0]) + 1e-3
+            start = np.clip(path[0], limits[:, 0] - START_EXCURSION_RAD, limits[:, 1] + START_EXCURSION_RAD)
+            low = path < np.minimum(limits[:, 0], start) - 1e-3
+            high = path > np.maximum(limits[:, 1], start) + 1e-3
             if np.any(low | high):
                 j = int(np.argwhere(low | high)[0, 1])
                 return f"joint path for the {side} arm leaves the limits of joint {j + 1}"

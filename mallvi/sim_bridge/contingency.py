@@ -81,9 +81,9 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     The push is long enough for the part of the object behind the grasp centre (``grasp_centre_world``, default
     its own centre) to pass the gripper: half a width for an object grasped in the middle, more for a bar lying
     across the fingers and grasped near one end. It stops short of whatever it would run into (rays at two
-    heights: neighbours, the arms, their pedestals) and of the edge of the surface the object stands on, so the
-    object is never put inside something or pushed off the table; of the two senses it takes the one with more
-    room.
+    heights: neighbours, the arms, their pedestals) and keeps the object's whole footprint on the surface it
+    stands on, so the object is never put inside something or pushed off the table; of the two senses it takes
+    the one with more room.
     """
     d = np.asarray(sideways_world, dtype=float)
     d[2] = 0.0
@@ -100,7 +100,7 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
         behind = float(np.max((grasp - corners)[:, :2] @ u[:2]))  # the object's reach behind the grasp centre
         ahead = float(np.max((corners - centre)[:, :2] @ u[:2]))  # and in front of its own centre
         need[sense] = behind + gripper_half_width_m + 0.02
-        room[sense] = min(_free_run_m(obj, u) - ahead - 0.005, _supported_run_m(obj, u, need[sense]))
+        room[sense] = min(_free_run_m(obj, u), _supported_run_m(obj, u, need[sense] + ahead)) - ahead - 0.005
     sense = max(room, key=lambda k: room[k])  # ties keep +d
     shift = min(need[sense], max(0.0, room[sense]))
     obj.entity.set_pose(sapien.Pose(p=p + shift * sense * d, q=pose.q))

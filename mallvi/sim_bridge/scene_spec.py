@@ -67,6 +67,12 @@ class SimObject:
         T = (self.entity.get_pose() * self.box_center_local()).to_transformation_matrix()
         return np.asarray(T[:3, 3] + (signs * half) @ T[:3, :3].T, dtype=float)
 
+    def distance_to_m(self, point_world: np.ndarray) -> float:
+        """Distance from a world point to its box (0 inside)."""
+        T = (self.entity.get_pose() * self.box_center_local()).to_transformation_matrix()
+        local = T[:3, :3].T @ (np.asarray(point_world, dtype=float) - T[:3, 3])
+        return float(np.linalg.norm(np.maximum(np.abs(local) - 0.5 * np.asarray(self.size_m, dtype=float), 0.0)))
+
     def frame_pose(self) -> sapien.Pose:
         """The pose its points are read in: the body's pose, except that a cube lying on another face is given
         the symmetric frame whose z axis is closest to world up (so fp0 is the face it stands on and its top

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
-HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up when no path home is found at first
+HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up first when it has to
+NEAR_OBJECT_M = 0.03  # an object this close to the grasp centre is between or beside the fingers
 SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
 CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
 
@@ -438,25 +439,35 @@ class SimSkills:
     def back_to_origin(self, arm_tag: ArmSide) -> SkillResult:
         """Free move back to the home configuration.
 
-        When no path is found (e.g. the gripper starts touching an object it just missed), the gripper first rises
-        ``HOME_CLEAR_LIFT_M`` straight up and the path is planned once more.
+        A gripper with an object within ``NEAR_OBJECT_M`` of its grasp centre (just released, slipped or missed)
+        first rises ``HOME_CLEAR_LIFT_M`` straight up, so the way home does not sweep the object off the table; so
+        does one that finds no path home at first.
         """
         side = self._arm(arm_tag)
         if isinstance(side, SkillResult):
             return side
         home = np.asarray(self.world.embodiment.home_qpos_rad, dtype=float)
-        plan = self.motion.plan_joints(side, home)
+        near = self._object_near_fingers(side)
+        plan = self.motion.plan_joints(side, home) if near is None else f"{near} is next to the fingers"
         if isinstance(plan, str):
             ee = self.world.arms[side].ee_pose()
             up = Pose((ee.position_m[0], ee.position_m[1], ee.position_m[2] + HOME_CLEAR_LIFT_M), ee.quat_wxyz)
             why = self.motion.move(side, up, "straight")
-            if why is not None:
+            if why is not None and near is None:
                 return SkillResult.failure(f"{plan}; rising clear first failed too: {why}")
             plan = self.motion.plan_joints(side, home)
         if isinstance(plan, str):
             return SkillResult.failure(plan)
         self.motion.execute({side: plan})
         return SkillResult.success()
+
+    def _object_near_fingers(self, side: ArmSide) -> str | None:
+        """An object (not held) within ``NEAR_OBJECT_M`` of the ``side`` gripper's grasp centre, if any."""
+        w = self.world
+        tcp = np.asarray(w.arms[side].tcp_pose().position_m, dtype=float)
+        held = w.holder.held_by(side)
+        return next((name for name, obj in w.objects.items()
+                     if name != held and obj.distance_to_m(tcp) < NEAR_OBJECT_M), None)
 
     def get_arm_pose(self, arm_tag: ArmSide) -> SkillResult:
         """The end-effector pose ``[x, y, z, qw, qx, qy, qz]`` in ``data["pose"]`` (and in the message)."""

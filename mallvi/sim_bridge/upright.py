@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PIVOT_SHIFTS_M = (0.0, 0.05, 0.10, 0.15)  # pivot spots moved towards the arm's base when the lift is out of reach
+PIVOT_HOME_XY_M = (0.16, -0.15)  # where the right arm holds a top-down grasp 0.2 m above the table with ease
 SWING_MIN_S, SWING_MAX_S = 0.3, 2.5
 AT_REST_RAD_S = 0.05
 UPRIGHT_TOL_DEG = 10.0  # after the swing the object must hang within this of vertical
@@ -132,15 +133,14 @@ def _lever_m(sk: SimSkills, side: ArmSide, actor: str) -> float:
 
 
 def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float, sweep: _Sweep) -> str | None:
-    """Raise the grasp centre to ``pivot_z``; where that is out of reach, at spots nearer the arm's base, skipping
-    spots where the swing would hit a pedestal."""
+    """Raise the grasp centre to ``pivot_z`` where it is or, out of reach there, at the spots ``_pivot_spots``
+    offers, skipping those where the swing would hit a pedestal."""
     w = sk.world
     ee, tcp = w.arms[side].ee_pose(), w.arms[side].tcp_pose()
     dz = pivot_z - tcp.position_m[2]
     tcp_from_ee = np.asarray(tcp.position_m[:2], dtype=float) - np.asarray(ee.position_m[:2], dtype=float)
     why: str | None = None
-    for shift in PIVOT_SHIFTS_M:
-        x, y = _towards_base(sk, side, shift)
+    for x, y in _pivot_spots(sk, side):
         if not sweep.clear_of_pedestals(sk, np.array([x + tcp_from_ee[0], y + tcp_from_ee[1], pivot_z])):
             why = why or f"the swing about ({x:.2f}, {y:.2f}) would hit a pedestal"
             continue
@@ -149,6 +149,16 @@ def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float, sweep: _Sweep) 
         if why is None:
             return None
     return why
+
+
+def _pivot_spots(sk: SimSkills, side: ArmSide) -> list[tuple[float, float]]:
+    """End-effector xy to swing at, best first: where it is, then on the way to ``PIVOT_HOME_XY_M`` (mirrored for
+    the left arm), then moved towards the arm's base."""
+    here = np.asarray(sk.world.arms[side].ee_pose().position_m[:2], dtype=float)
+    home = np.array([PIVOT_HOME_XY_M[0] * (-1.0 if side == "left" else 1.0), PIVOT_HOME_XY_M[1]])
+    spots = [here, here + 0.5 * (home - here), home]
+    spots += [np.asarray(_towards_base(sk, side, shift)) for shift in PIVOT_SHIFTS_M[1:]]
+    return [(float(p[0]), float(p[1])) for p in spots]
 
 
 @dataclass(frozen=True)

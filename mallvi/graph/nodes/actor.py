@@ -1,8 +1,9 @@
 """Actor node: run the Thinker's skill calls through the SkillAPI, stopping at the first failure.
 
 A perceived object is mapped to the robot-side name (simulator name, or scene-graph name on a rig) whose box lies
-nearest its 3D centre, within ``ctx.match_radius_m`` of the box (the centre of a partly hidden object's visible
-part lies on the object, though not at its centre); a perception error therefore surfaces as a failure here.
+nearest its 3D centre: within ``ctx.match_radius_m`` of that object's centre, or on the object (within
+``ON_OBJECT_M`` of its box: the centre of a tall object's visible part lies on it, though far from its centre).
+A perception error therefore surfaces as a failure here.
 An object the plan uses without grasping it first, while the arm's gripper senses something between its fingers,
 is in that gripper: the fingers hide part of it, so its centre is matched within ``HELD_MATCH_RADIUS_M`` instead.
 """
@@ -19,18 +20,20 @@ from mallvi.graph.context import GraphContext
 from mallvi.graph.goals import box_distance_m, centre_of
 from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
-from mallvi.robot_drivers.base import SkillResult, WorldModel
+from mallvi.robot_drivers.base import ARM_SIDES, SkillResult, WorldModel
 
 log = logging.getLogger(__name__)
 
 HELD_MATCH_RADIUS_M = 0.08
 """Match radius for an object already in the gripper of the arm that uses it (partly hidden by the fingers)."""
+ON_OBJECT_M = 0.01
+"""A perceived centre this close to an object's box lies on that object."""
 GRASP_SKILLS = ("grasp_actor", "upright_actor")
 
 
 def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) -> tuple[str | None, str]:
-    """The world-model name whose box lies nearest a perceived object's centre (ties: the nearer centre), within
-    ``radius_m`` of that box; else (None, why)."""
+    """The world-model name whose box lies nearest a perceived object's centre (ties: the nearer centre), if the
+    perceived centre is within ``radius_m`` of its centre or within ``ON_OBJECT_M`` of its box; else (None, why)."""
     if world is None:
         return obj.id, "no world model: the perceived id is used"
     best: tuple[float, float, str] | None = None
@@ -39,11 +42,11 @@ def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) ->
         key = (round(box_distance_m(info, obj.position_m), 3), math.dist(centre_of(info), obj.position_m), name)
         if best is None or key < best:
             best = key
-    if best is None or best[0] > radius_m:
+    if best is None or (best[1] > radius_m and best[0] > ON_OBJECT_M):
         where = ", ".join(f"{v:.3f}" for v in obj.position_m)
-        near = f"; nearest is {best[2]}, {best[0] * 100:.1f} cm from its box" if best else ""
+        near = f"; nearest is {best[2]} at {best[1] * 100:.1f} cm" if best else ""
         return None, f"no object within {radius_m * 100:.0f} cm of perceived {obj.id} at ({where}){near}"
-    return best[2], f"{obj.id} -> {best[2]} ({best[0] * 100:.1f} cm from its box)"
+    return best[2], f"{obj.id} -> {best[2]} ({best[1] * 100:.1f} cm from its centre)"
 
 
 def held_by_plan_arm(calls: list[SkillCall], obj_key: str, ctx: GraphContext) -> bool:
@@ -146,6 +149,8 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         if bad is not None:  # refused before anything moves
             ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
             return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker")}
+    if state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0) > 0:
+        _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
     for call in plan.calls:
         name = names.get(call.object) if call.object else None
@@ -165,6 +170,23 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
                                                 commands=records, failed_stage=_blame_for(result.message))}
     return {"actor_report": ActorReport(ok=True, message="all skills succeeded", commands=records)}
+
+
+def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
+    """Before a retry: send home the arms whose grippers hold nothing. A failure the Reflector found (an object
+    that slipped out unnoticed by the skill, say) leaves the arms where the last attempt ended, perhaps touching
+    the object the retry is about; like ``_recover`` after a failed skill, the retry starts from a known state."""
+    if ctx.gripper_holding is None:
+        return
+    for arm in ARM_SIDES:
+        try:
+            if ctx.gripper_holding(arm):
+                continue
+            r = ctx.skills.back_to_origin(arm)
+        except Exception as e:  # a sensor or driver fault: leave the arm where it is, the retry reports the rest
+            r = SkillResult.failure(f"{type(e).__name__}: {e}")
+        records.append(CommandRecord(skill="back_to_origin", arm=arm, args={"park": True}, ok=r.ok, message=r.message))
+        ctx.emit("actor_command", arm=arm, skill="back_to_origin", args={"park": True}, ok=r.ok, message=r.message)
 
 
 def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord]) -> None:

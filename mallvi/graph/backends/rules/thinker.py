@@ -238,6 +238,10 @@ class RulesThinker:
                 return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args, upright), rationale=(
                     f"move {obj.id} from ({ox:.2f}, {oy:.2f}), at the edge of the {a} arm's reach, to "
                     f"({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
+        if forced and failed_arm == other(arm):  # the relay's giver found no grasp: the named arm tries itself
+            return ActionPlan(calls=_grasp_place(arm, obj.id, target_xyz, grasp_args, upright), rationale=(
+                f"the {failed_arm} arm found no grasp of {obj.id} to bring it over: the {arm} arm tries it directly "
+                f"and carries it to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
         if forced:  # the named arm places the object; the other one first brings it within that arm's reach
             giver, taker = other(arm), arm
         else:
