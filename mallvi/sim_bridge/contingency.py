@@ -26,6 +26,7 @@ import sapien
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile, draw_fault, fault_rng, parse_contingency
 from mallvi.sim_bridge.scene_spec import CUBE_TOL_M, SimObject
 
@@ -81,8 +82,9 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     The push is long enough for the part of the object behind the grasp centre (``grasp_centre_world``, default
     its own centre) to pass the gripper: half a width for an object grasped in the middle, more for a bar lying
     across the fingers and grasped near one end. It stops short of whatever it would run into (rays at two
-    heights: neighbours, the arms, their pedestals) and keeps the object's whole footprint on the surface it
-    stands on, so the object is never put inside something or pushed off the table; of the two senses it takes
+    heights: neighbours, the arms, their pedestals) and keeps the object's whole footprint over the table, so
+    the object is never put inside something or pushed off the table (off a stack, it falls onto the table).
+    Of the two senses it takes the one with the longer free run among those with room for the whole push, else
     the one with more room.
     """
     d = np.asarray(sideways_world, dtype=float)
@@ -95,13 +97,17 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     grasp = centre if grasp_centre_world is None else np.asarray(grasp_centre_world, dtype=float)
     need: dict[float, float] = {}
     room: dict[float, float] = {}
+    free: dict[float, float] = {}
     for sense in (1.0, -1.0):
         u = sense * d
         behind = float(np.max((grasp - corners)[:, :2] @ u[:2]))  # the object's reach behind the grasp centre
         ahead = float(np.max((corners - centre)[:, :2] @ u[:2]))  # and in front of its own centre
         need[sense] = behind + gripper_half_width_m + 0.02
-        room[sense] = min(_free_run_m(obj, u), _supported_run_m(obj, u, need[sense] + ahead)) - ahead - 0.005
-    sense = max(room, key=lambda k: room[k])  # ties keep +d
+        free[sense] = _free_run_m(obj, u)
+        room[sense] = min(free[sense] - ahead, _table_run_m(corners, u)) - 0.005
+    fitting = [sense for sense in (1.0, -1.0) if room[sense] >= need[sense]]
+    # where the whole push fits, the sense with the longer free run (ties keep +d); else the one with more room
+    sense = max(fitting, key=lambda k: free[k]) if fitting else max(room, key=lambda k: room[k])
     shift = min(need[sense], max(0.0, room[sense]))
     obj.entity.set_pose(sapien.Pose(p=p + shift * sense * d, q=pose.q))
     body = _body(obj)
@@ -138,33 +144,19 @@ def _free_run_m(obj: SimObject, d: NDArray[np.float64], max_m: float = 1.0) -> f
     return run
 
 
-SUPPORT_STEP_M = 0.01
-SUPPORT_DROP_M = 0.02  # a surface more than this below the object's bottom no longer supports it
-
-
-def _supported_run_m(obj: SimObject, d: NDArray[np.float64], max_m: float) -> float:
-    """How far (up to ``max_m``) the object's centre can travel along horizontal ``d`` with a surface still under
-    it, probed downwards every ``SUPPORT_STEP_M`` (``max_m`` without a CPU physics system)."""
-    system = _cpu_system(obj)
-    if system is None:
-        return max_m
-    pose = obj.entity.get_pose()
-    centre = np.asarray((pose * obj.box_center_local()).p, dtype=float)
-    bottom_z = float(obj.corners_world()[:, 2].min())
-    obj.entity.set_pose(sapien.Pose(p=[pose.p[0], pose.p[1], pose.p[2] + 100.0], q=pose.q))
-    down = np.array([0.0, 0.0, -1.0], dtype=np.float32)
-    run = 0.0
-    try:
-        while run < max_m:
-            step = min(SUPPORT_STEP_M, max_m - run)
-            x, y = centre[:2] + (run + step) * d[:2]
-            start = np.array([x, y, bottom_z + 0.01], dtype=np.float32)
-            if system.raycast(start, down, 0.01 + SUPPORT_DROP_M) is None:
-                break
-            run += step
-    finally:
-        obj.entity.set_pose(pose)
-    return run
+def _table_run_m(corners: NDArray[np.float64], u: NDArray[np.float64]) -> float:
+    """How far an object with these box corners can move along horizontal ``u`` before any corner leaves the
+    table top (an object pushed off a stack lands on the table; one pushed off the table would be lost)."""
+    half = np.array(layout.TABLE_SIZE_M[:2]) / 2
+    lo = np.asarray(layout.TABLE_CENTER_XY_M, dtype=float) - half
+    hi = np.asarray(layout.TABLE_CENTER_XY_M, dtype=float) + half
+    run = math.inf
+    for i in (0, 1):
+        if u[i] > 1e-9:
+            run = min(run, float(np.min((hi[i] - corners[:, i]) / u[i])))
+        elif u[i] < -1e-9:
+            run = min(run, float(np.min((lo[i] - corners[:, i]) / u[i])))
+    return max(0.0, run)
 
 
 def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
