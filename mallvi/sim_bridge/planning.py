@@ -87,6 +87,19 @@ def _box_object(name: str, size_m: tuple[float, float, float], pose: Pose) -> fc
     return fcl.FCLObject(name, _mp_pose(pose), [shape], [mplib.Pose()])
 
 
+def clip_spline_overshoot(path_rad: NDArray[np.float64], q_start_rad: NDArray[np.float64],
+                          limits_rad: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Clip the samples of a time-parameterised path that overshoot a joint limit by at most
+    ``SPLINE_OVERSHOOT_RAD`` (the spline through in-limit waypoints bulges past it) to the limit, or to where the
+    arm starts if it starts beyond it. A larger excursion is returned as it is, for the safety guard to refuse."""
+    lo = np.minimum(limits_rad[:, 0], q_start_rad)
+    hi = np.maximum(limits_rad[:, 1], q_start_rad)
+    over = np.maximum(lo - path_rad, path_rad - hi)
+    if np.any(over > 0) and float(over.max()) <= SPLINE_OVERSHOOT_RAD:
+        return np.clip(path_rad, lo, hi)
+    return path_rad
+
+
 class ArmPlanner:
     """Plans end-effector and joint motions of one arm in a world that knows the table and the other arm."""
 
@@ -194,19 +207,8 @@ class ArmPlanner:
         path = np.asarray(raw["position"], dtype=float)
         if path.ndim != 2 or len(path) == 0:
             path = q_start[None, :].copy()
-        return PlanResult(True, "ok", planner, self._clip_overshoot(path, q_start), PATH_DT_S, dt)
-
-    def _clip_overshoot(self, path: NDArray[np.float64], q_start: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The time-parameterised spline through in-limit waypoints can overshoot a joint limit by a little:
-        those samples are clipped to the limit (or to where the arm starts, if it starts beyond it). A larger
-        excursion is left for the safety guard to refuse."""
-        limits = self.joint_limits_rad
-        lo = np.minimum(limits[:, 0], q_start)
-        hi = np.maximum(limits[:, 1], q_start)
-        over = np.maximum(lo - path, path - hi)
-        if np.any(over > 0) and float(over.max()) <= SPLINE_OVERSHOOT_RAD:
-            return np.clip(path, lo, hi)
-        return path
+        return PlanResult(True, "ok", planner, clip_spline_overshoot(path, q_start, self.joint_limits_rad),
+                          PATH_DT_S, dt)
 
     def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> PlanResult:
         """RRT-Connect to a joint configuration (collision-checked)."""

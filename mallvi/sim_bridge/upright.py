@@ -97,7 +97,9 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
         why = lay_within_reach(sk, side, actor, pre_grasp_dis)
         if why is not None:
             return SkillResult.failure(f"{grasped.message}; laying it down within reach failed too: {why}")
-        return stand_up(sk, side, actor, w.truth.get_object(actor), pre_grasp_dis, may_lay_down=False)
+        again = stand_up(sk, side, actor, w.truth.get_object(actor), pre_grasp_dis, may_lay_down=False)
+        note = f"laid {actor} down within the {side} arm's reach first; "
+        return SkillResult(again.ok, note + again.message, {**again.data, "laid_down": True})
     grasp_tcp_z = w.arms[side].tcp_pose().position_m[2]
     lever = _lever_m(sk, side, actor)
     if lever < MIN_LEVER_M:  # the object moved in the closing fingers: it would swing the wrong way round

@@ -174,3 +174,37 @@ def test_a_15_number_end_effector_action_is_refused_and_nothing_moves() -> None:
         assert not r.ok and "16" in r.message
         for s in ("left", "right"):
             assert np.allclose(np.asarray(w.arms[s].ee_pose().p), ee_before[s], atol=1e-4)
+
+
+def test_a_block_at_the_front_edge_is_pushed_along_the_table_not_off_it() -> None:
+    import sapien
+
+    from mallvi.sim_bridge.contingency import push_out_of_grasp
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        green = w.objects["green_block"]
+        green.entity.set_pose(sapien.Pose([0.0, -0.31, w.table_top_z]))  # 1.5 cm from the front edge (y = -0.35)
+        w.settle()
+        push_out_of_grasp(green, np.array([0.0, -1.0, 0.0]), gripper_half_width_m=0.03)
+        w.settle()
+        p = np.asarray(green.entity.get_pose().p)
+        assert abs(float(p[2]) - w.table_top_z) < 0.005, f"pushed off the table to {p}"
+        assert float(p[1]) > -0.31 + 0.06, "pushed out of the gripper the other way"
+
+
+def test_a_block_pushed_out_of_the_gripper_on_a_stack_falls_onto_the_table() -> None:
+    import sapien
+
+    from mallvi.sim_bridge.contingency import push_out_of_grasp
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        green, red = w.objects["green_block"], w.objects["red_block"]
+        red.entity.set_pose(sapien.Pose([0.1, -0.05, w.table_top_z]))
+        green.entity.set_pose(sapien.Pose([0.1, -0.05, w.table_top_z + 0.05]))
+        w.settle()
+        push_out_of_grasp(green, np.array([1.0, 0.0, 0.0]), gripper_half_width_m=0.03)
+        w.settle()
+        p = np.asarray(green.entity.get_pose().p)
+        assert abs(float(p[2]) - w.table_top_z) < 0.01 and abs(float(p[0]) - 0.1) > 0.05, f"still on the stack: {p}"

@@ -185,3 +185,34 @@ def test_ctrl_c_stops_both_arms(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> No
     finally:
         monkeypatch.undo()
         _recover(rig)
+
+
+BAR = ObjectInfo("red_bar", "block", Pose((-0.22, -0.05, 0.765)), (0.20, 0.03, 0.03), "red")  # lying along x
+
+
+def test_upright_actor_swings_a_lying_bar_up_in_a_loosened_grip_then_places_it_standing(rig: Rig) -> None:
+    skills = RigSkills(rig.dual, FixedWorld(BAR), _guard(),
+                       config=RigSkillsConfig(ee_speed_m_s=0.4, step_m=0.02, swing_dwell_s=0.05))
+    result = skills.upright_actor("red_bar", "left")
+    assert result.ok, result.message
+    commands = result.data["commands"]
+    assert [c["kind"] for c in commands] == ["open", "pre-grasp", "approach", "close", "lift to pivot", "loosen",
+                                             "swing", "close"]
+    approach, pivot, loosen = commands[2]["goal"], commands[4]["goal"], commands[5]["opening"]
+    assert approach[:3] == pytest.approx([-0.22 - 0.065, -0.05, 0.765 + 0.12], abs=1e-3), "the end nearer the arm"
+    # hanging 0.165 m below the grasp, the bar clears the table (0.75) by 3 cm
+    assert pivot[2] - 0.12 - 0.165 == pytest.approx(0.75 + 0.03, abs=1e-3)
+    assert loosen == pytest.approx((0.03 + 0.004) / 0.07, abs=1e-3), "opened to just over the bar's width"
+    assert rig.dual.left.gripper_opening() == pytest.approx(0.03 / 0.07, abs=0.03), "closed on it again"
+    placed = skills.place_actor("red_bar", "left", [-0.15, -0.05, 0.75])
+    assert placed.ok, placed.message
+    lower = next(c for c in placed.data["commands"] if c["kind"] == "lower")
+    assert lower["goal"][2] == pytest.approx(0.75 + 0.165 + 0.02 + 0.12, abs=1e-3), "its bottom on the target"
+
+
+def test_upright_actor_grasps_a_standing_object_as_it_stands(rig: Rig) -> None:
+    skills = RigSkills(rig.dual, FixedWorld(CUBE), _guard(), config=RigSkillsConfig(dry_run=True))
+    result = skills.upright_actor("red_cube", "left")
+    assert result.ok and result.data["already_upright"] is True
+    assert "does not lie on its side" in result.message
+    assert [c["kind"] for c in result.data["commands"]] == ["open", "pre-grasp", "approach", "close", "lift"]

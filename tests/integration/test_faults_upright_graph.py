@@ -1,0 +1,34 @@
+"""A whole handover_block episode at the medium contingency level: a fault knocks the tall block over, the
+Reflector sees it lying, and the graph stands it up again and finishes the task; without the Reflector the same
+episode ends with the block lying where it fell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mallvi.config import RunConfig
+from mallvi.graph.sim_run import run_in_sim
+from mallvi.logviz.trace import read_events
+
+SEED = 12  # knock_over at the hand-over spot, then a missed grasp (seeds 0-19 at medium: see docs/faults.md)
+
+
+def test_a_knocked_over_block_is_stood_up_and_the_handover_still_succeeds(tmp_path: Path) -> None:
+    r = run_in_sim(None, "handover_block", SEED, RunConfig(perception="color", contingency="medium"),
+                   trace_dir=tmp_path)
+    assert r.success and r.graph_success and r.status == "succeeded", r.failure_report
+    events = list(read_events(tmp_path))
+    faults = [e["fault"] for e in events if e["kind"] == "fault_injected"]
+    assert "knock_over" in faults
+    stood = [e for e in events if e["kind"] == "actor_command" and e["skill"] == "upright_actor" and e["ok"]
+             and "swung upright" in e["message"]]
+    assert stood, "the block was stood up by a swing, not merely grasped"
+    thoughts = [e["outputs"]["action_plan"]["rationale"] for e in events
+                if e["kind"] == "node_end" and e["node"] == "thinker" and e["outputs"].get("action_plan")]
+    assert any("lies on its side" in t for t in thoughts)
+
+
+def test_without_the_reflector_the_same_episode_leaves_the_block_where_it_fell() -> None:
+    r = run_in_sim(None, "handover_block", SEED, RunConfig(perception="color", contingency="medium",
+                                                           reflector=False))
+    assert not r.success

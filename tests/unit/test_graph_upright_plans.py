@@ -1,0 +1,174 @@
+"""The graph's side of standing toppled objects up: which objects count as tall or toppled, the plans the rules
+Thinker makes for them, the llm Thinker's hints, and how the Actor binds and parks arms on a retry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mallvi.graph.backends.base import CallLog
+from mallvi.graph.backends.llm_agents import LlmThinker
+from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.nodes.actor import actor, match_object
+from mallvi.graph.posture import first_seen, is_tall, lies_on_side
+from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.robot_drivers.base import ObjectInfo, Pose, UnknownObjectError
+from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
+
+STANDING = (0.06, 0.06, 0.20)
+LYING = (0.20, 0.06, 0.06)
+
+
+def _bar(x: float, y: float, size: tuple[float, float, float] = STANDING) -> SceneObject:
+    return SceneObject(id="red_block", label="block", color="red", position_m=(x, y, TABLE_Z + size[2] / 2),
+                       size_m=size)
+
+
+def _pad() -> SceneObject:
+    return SceneObject(id="blue_pad", label="pad", color="blue", position_m=(0.15, 0.02, TABLE_Z + 0.005),
+                       size_m=(0.1, 0.1, 0.01))
+
+
+def _place_on_pad(arm_hint: str | None = None) -> Subtask:
+    return Subtask(text="place the red block on the blue pad", action="place",
+                   obj=ObjectRef(phrase="the red block", color="red", label="block"),
+                   target=ObjectRef(phrase="the blue pad", color="blue", label="pad"), relation="on",
+                   arm_hint=arm_hint)  # type: ignore[arg-type]
+
+
+def _handover() -> Subtask:
+    return Subtask(text="hand the red block over", action="handover", arm_hint="left",
+                   obj=ObjectRef(phrase="the red block", color="red", label="block"))
+
+
+def _think(subtask: Subtask, bar: SceneObject, attempt: int = 0, feedback: str | None = None) -> ActionPlan:
+    first = [_bar(-0.18, -0.02), _pad()]  # the first scan saw the bar standing
+    localized = {"red_block": bar, "blue_pad": _pad()}
+    ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
+    return RulesThinker().think(subtask, localized, SceneMemory(objects=[bar, _pad()], initial=first), attempt,
+                                feedback, ctx, CallLog())
+
+
+def _calls(plan: ActionPlan) -> list[tuple[str, str]]:
+    return [(c.skill, c.arm) for c in plan.calls]
+
+
+def test_tall_and_toppled_are_judged_against_the_first_scan() -> None:
+    standing, lying = _bar(0.1, 0.0), _bar(0.1, 0.0, LYING)
+    assert is_tall(standing) and not is_tall(lying)
+    assert lies_on_side(lying, standing) and not lies_on_side(standing, standing)
+    assert not lies_on_side(lying, lying), "an object that lay flat from the start has not toppled"
+    renamed = lying.model_copy(update={"id": "red_object"})
+    assert first_seen(renamed, [standing, _pad()]) == standing, "found again by its colour and label"
+
+
+def test_a_toppled_bar_is_stood_up_before_it_is_carried() -> None:
+    plan = _think(_place_on_pad(), _bar(0.12, -0.05, LYING))
+    assert _calls(plan) == [("upright_actor", "right"), ("place_actor", "right"), ("back_to_origin", "right")]
+    assert "lies on its side" in plan.rationale
+
+
+def test_a_standing_bar_is_picked_up_with_upright_actor_too_a_cube_with_grasp_actor() -> None:
+    assert _calls(_think(_place_on_pad(), _bar(0.12, -0.05)))[0] == ("upright_actor", "right")
+    cube = SceneObject(id="red_block", label="block", color="red", position_m=(0.12, -0.05, TABLE_Z + 0.025),
+                       size_m=(0.05,) * 3)
+    first = [cube, _pad()]
+    ctx = fake_context(FakeWorld.blocks(("red", 0.12, -0.05)))
+    plan = RulesThinker().think(_place_on_pad(), {"red_block": cube, "blue_pad": _pad()},
+                                SceneMemory(objects=first, initial=first), 0, None, ctx, CallLog())
+    assert _calls(plan)[0] == ("grasp_actor", "right")
+
+
+def test_a_handover_of_a_tall_bar_needs_no_extra_lift_after_upright_actor() -> None:
+    assert _calls(_think(_handover(), _bar(-0.18, -0.02))) == [
+        ("upright_actor", "left"), ("place_actor", "left"), ("back_to_origin", "left"), ("upright_actor", "right")]
+
+
+def test_a_bar_already_at_the_hand_over_spot_is_taken_directly_by_the_receiver() -> None:
+    plan = _think(_handover(), _bar(0.0, -0.07), attempt=1)
+    assert _calls(plan) == [("upright_actor", "right")] and "hand-over spot" in plan.rationale
+
+
+def test_after_the_giver_found_no_grasp_the_receiver_takes_the_bar_directly() -> None:
+    feedback = "upright_actor failed: no reachable grasp of red_block for the left arm: top_end: ..."
+    assert _calls(_think(_handover(), _bar(-0.02, -0.16, LYING), attempt=1, feedback=feedback)) == [
+        ("upright_actor", "right")]
+
+
+def test_a_named_placing_arm_gets_the_bar_relayed_to_it_and_tries_itself_when_the_relay_cannot_start() -> None:
+    # standing at x = -0.08 the bar's grasp (near its top, 0.175 m up) is out of the right arm's reach
+    relayed = _calls(_think(_place_on_pad("right"), _bar(-0.08, -0.06)))
+    assert relayed[0] == ("upright_actor", "left") and relayed[3] == ("upright_actor", "right")
+    feedback = ("upright_actor failed: red_block already stands upright: no reachable grasp of red_block for the "
+                "left arm")
+    direct = _calls(_think(_place_on_pad("right"), _bar(-0.08, -0.06), attempt=1, feedback=feedback))
+    assert direct == [("upright_actor", "right"), ("place_actor", "right"), ("back_to_origin", "right")]
+
+
+def test_the_llm_thinker_is_told_which_objects_are_tall_and_which_lie_on_their_side() -> None:
+    asked: dict[str, Any] = {}
+
+    class Client:
+        def ask(self, node: str, system: str, user: str, schema: type, log: CallLog, **kw: Any) -> ActionPlan:
+            asked.update(system=system, user=user)
+            return ActionPlan(calls=[SkillCall(skill="upright_actor", arm="right", object="red_block")])
+
+    bar = _bar(0.12, -0.05, LYING)
+    first = [_bar(-0.18, -0.02), _pad()]
+    ctx = fake_context(FakeWorld.blocks(("red", 0.12, -0.05)))
+    LlmThinker(Client()).think(_place_on_pad(), {"red_block": bar, "blue_pad": _pad()},  # type: ignore[arg-type]
+                               SceneMemory(objects=[bar, _pad()], initial=first), 0, None, ctx, CallLog())
+    assert "upright_actor(object, arm)" in asked["system"]
+    assert "Tall objects (pick up with upright_actor): ['red_block']" in asked["user"]
+    assert "Lying on their side now: ['red_block']" in asked["user"]
+
+
+class _BarWorld:
+    """A world model with one standing bar (box centre 0.1 m above its bottom) and one cube."""
+
+    def __init__(self) -> None:
+        bar_bottom = Pose((0.10, 0.0, TABLE_Z))
+        centre = Pose((0.10, 0.0, TABLE_Z + 0.10))
+        self.objects = {
+            "red_block": ObjectInfo("red_block", "block", bar_bottom, STANDING, "red", {"bbox_center": centre}),
+            "green_block": ObjectInfo("green_block", "block", Pose((-0.15, 0.0, TABLE_Z + 0.025)), (0.05,) * 3,
+                                      "green", {"bbox_center": Pose((-0.15, 0.0, TABLE_Z + 0.025))}),
+        }
+
+    def object_names(self) -> list[str]:
+        return list(self.objects)
+
+    def get_object(self, name: str) -> ObjectInfo:
+        if name not in self.objects:
+            raise UnknownObjectError(name)
+        return self.objects[name]
+
+
+def test_a_perceived_centre_on_a_tall_bar_binds_to_it_even_far_from_its_true_centre() -> None:
+    world = _BarWorld()
+    on_bar = _bar(0.10, 0.0).model_copy(update={"position_m": (0.11, 0.0, TABLE_Z + 0.16)})  # 6 cm above centre
+    name, why = match_object(on_bar, world, 0.03)
+    assert name == "red_block", why
+    beside = on_bar.model_copy(update={"position_m": (0.16, 0.0, TABLE_Z + 0.16)})  # 3 cm off its side
+    assert match_object(beside, world, 0.03)[0] is None
+
+
+def _place_attempt(attempts: dict[str, int]) -> list[tuple[str, str]]:
+    world = FakeWorld.blocks(("red", 0.1, 0.0))
+    world.held["right"] = "red_block"
+    ctx = fake_context(world, gripper_holding=lambda arm: world.held[arm] is not None)
+    x, y, z = world.objects["red_block"].pos
+    perceived = SceneObject(id="red_block", label="block", color="red", position_m=(x, y, z), size_m=(0.04,) * 3)
+    plan = ActionPlan(calls=[SkillCall(skill="place_actor", arm="right", object="red_block",
+                                       target_pose=[0.1, 0.1, TABLE_Z, 1.0, 0.0, 0.0, 0.0])])
+    state: Any = {"action_plan": plan, "localized": {"red_block": perceived}, "subtask_index": 0,
+                  "attempts": attempts}
+    out = actor(state, Runtime(context=ctx))
+    assert out["actor_report"].ok, out["actor_report"].message
+    return [(c[0], c[1]) for c in world.calls]
+
+
+def test_a_retry_starts_with_the_empty_handed_arms_sent_home() -> None:
+    assert _place_attempt({"0": 1}) == [("back_to_origin", "left"), ("place_actor", "right")]
+    assert _place_attempt({}) == [("place_actor", "right")], "a first attempt moves only what it plans"
