@@ -168,20 +168,16 @@ class SimSkills:
             return SkillResult.failure(f"the {side} arm already holds {held}; place or release it first")
         return None
 
-    def grasp_at(self, side: ArmSide, actor: str, tiers: Sequence[list[tuple[str, Pose]]], pre_grasp_dis: float,
+    def grasp_at(self, side: ArmSide, actor: str, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
                  grasp_dis: float, gripper_pos: float) -> Grasped | SkillResult:
-        """Reach one of the grasp frames (see ``_reach_grasp``; ``tiers`` are tried in order), then close and
-        verify the hold. The episode's grasp fault is drawn here: a ``grasp_miss`` pushes the object out from
-        between the fingers before they close. On a failed hold the gripper opens and backs off to the pre-grasp.
+        """Reach one of the grasp frames (see ``_reach_grasp``), then close and verify the hold. The episode's
+        grasp fault is drawn here: a ``grasp_miss`` pushes the object out from between the fingers before they
+        close. On a failed hold the gripper opens and backs off to the pre-grasp pose.
         """
         w = self.world
         reasons: list[str] = []
         self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
-        reached = None
-        for frames in tiers:
-            reached = self._reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
-            if reached is not None:
-                break
+        reached = self._reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
         if reached is None:
             shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]
             return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(shown))
@@ -271,7 +267,7 @@ class SimSkills:
         frames = grasp_frames(info, contact_point_id)
         if isinstance(frames, str):
             return SkillResult.failure(frames)
-        grasped = self.grasp_at(side, actor, [frames], pre_grasp_dis, grasp_dis, gripper_pos)
+        grasped = self.grasp_at(side, actor, frames, pre_grasp_dis, grasp_dis, gripper_pos)
         if isinstance(grasped, SkillResult):
             return grasped
         if grasped.giver is not None:

@@ -6,9 +6,10 @@ fingers across it) and lifted until its length would hang clear of the surface i
 fingers. The fingers close again and the wrist turns out the last degrees of tilt, so the arm ends holding the
 object upright by its top, ready for ``place_actor``.
 
-Only the top end is grasped, so the object comes up the right way round; when the top end is out of the arm's
-reach the skill fails with "no reachable grasp ... for the <side> arm" (the other arm may reach it). A physical
-swing that ends askew (something in the way) is a failure, never reported as upright.
+Only the top end is grasped, so the object comes up the right way round. When the arm reaches the object but not
+its top end, the object is first laid down within reach (``lay_down.py``); when that fails too the skill fails
+with "no reachable grasp ... for the <side> arm" (the other arm may reach it). A swing that ends askew (something
+in the way) is a failure, never reported as upright, and the object is put back down first.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
     centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
     support_z = float(obj.corners_world()[:, 2].min())
     frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
-    grasped = sk.grasp_at(side, actor, [frames], pre_grasp_dis, 0.0, 0.0)
+    grasped = sk.grasp_at(side, actor, frames, pre_grasp_dis, 0.0, 0.0)
     if isinstance(grasped, SkillResult):
         if not (may_lay_down and grasped.message.startswith("no reachable grasp")):
             return grasped
@@ -249,8 +250,10 @@ def _unlean(sk: SimSkills, side: ArmSide, actor: str) -> bool:
         if sk.motion.move(side, Pose((x, y, ee.position_m[2]), ee.quat_wxyz), "straight_then_free") is None:
             _wait_at_rest(sk, actor)
             why = _turn_about_tcp(sk, side, R)
+    if why is None:
+        return True
     log.info("the %s gripper stays leaned %.0f°: %s", side, math.degrees(angle), why)
-    return why is None
+    return False
 
 
 def _towards_base(sk: SimSkills, side: ArmSide, shift_m: float) -> tuple[float, float]:
