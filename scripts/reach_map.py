@@ -42,11 +42,11 @@ def main(argv: list[str] | None = None) -> int:
                     frames = grasp_frames(w.truth.get_object("green_block"), None)
                     assert not isinstance(frames, str)
                     mark = "."
-                    if w.skills._reachable_grasps(side, frames, 0.1, 0.0, []):
+                    if w.skills.grasping.reachable_grasps(side, frames, 0.1, 0.0, []):
                         mark = "#"
                     else:
                         for lean in TOP_GRASP_LEANS_DEG:
-                            if w.skills._reachable_grasps(side, leaned_top_grasps(frames, lean), 0.1, 0.0, []):
+                            if w.skills.grasping.reachable_grasps(side, leaned_top_grasps(frames, lean), 0.1, 0.0, []):
                                 mark = str(lean // 10)
                                 break
                     row += mark

@@ -45,7 +45,7 @@ def lay_within_reach(sk: SimSkills, side: ArmSide, actor: str, pre_grasp_dis: fl
     top_down = [(k, f) for k, f in frames if f.as_matrix()[2, 0] < -0.9]
     if not top_down:
         return f"{actor} offers no grasp from above where it lies"
-    grasped = sk.grasp_at(side, actor, top_down, pre_grasp_dis, 0.0, 0.0)
+    grasped = sk.grasping.grasp_at(side, actor, top_down, pre_grasp_dis, 0.0, 0.0)
     if isinstance(grasped, SkillResult):
         return grasped.message
     grasp_tcp_z = w.arms[side].tcp_pose().position_m[2]
@@ -55,7 +55,7 @@ def lay_within_reach(sk: SimSkills, side: ArmSide, actor: str, pre_grasp_dis: fl
     if why is not None:
         put_down(sk, side, grasp_tcp_z)
         return f"cannot lift {actor} to carry it: {why}"
-    sk.slip_if_drawn(side, actor, grasped, 0.0)
+    sk.grasping.slip_if_drawn(side, actor, grasped, 0.0)
     if w.holder.held_by(side) != actor:
         return None
     fault, offset_m = sk.draw_place_fault(actor)

@@ -91,7 +91,7 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
     centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
     support_z = float(obj.corners_world()[:, 2].min())
     frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
-    grasped = sk.grasp_at(side, actor, frames, pre_grasp_dis, 0.0, 0.0)
+    grasped = sk.grasping.grasp_at(side, actor, frames, pre_grasp_dis, 0.0, 0.0)
     if isinstance(grasped, SkillResult):
         if not (may_lay_down and grasped.message.startswith("no reachable grasp")):
             return grasped
@@ -122,7 +122,7 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
     _level(sk, side, actor)
     tilt = tilt_deg(w.truth.get_object(actor).pose)
     pivot = [round(float(v), 3) for v in w.arms[side].tcp_pose().position_m]
-    sk.slip_if_drawn(side, actor, grasped, 0.0)
+    sk.grasping.slip_if_drawn(side, actor, grasped, 0.0)
     return SkillResult.success(f"{actor} swung upright in the {side} gripper (tilt {tilt:.1f}°)", object=actor,
                                grasp=grasped.key, tilt_deg=round(tilt, 1), pivot_m=pivot)
 
@@ -205,7 +205,7 @@ def _swing(sk: SimSkills, side: ArmSide, actor: str, width_m: float) -> str | No
     _wait_at_rest(sk, actor)
     if _unlean(sk, side, actor):
         _wait_at_rest(sk, actor)
-    name, why = sk.close_and_hold(side, 0.0, actor)
+    name, why = sk.grasping.close_and_hold(side, 0.0, actor)
     if name is None:
         return f"{actor} fell out of the loosened grip: {why}"
     tilt = tilt_deg(w.truth.get_object(actor).pose)
