@@ -15,7 +15,7 @@ $MALLVI bench --tier fine --tasks all --episodes "$EP" --agent expert --no-image
 # 2. mallvi (the graph, rules backend, colour perception) on Tier 1 and on the Tier 2 tasks it covers (1-seed
 #    survey of all 14: the others are refused (objects colour perception cannot name) or fail; docs/benchmark.md).
 $MALLVI bench --tier grounding --tasks all --episodes "$EP" --agent mallvi --backend rules --no-images --workers "$W" --quiet --out "$OUT/mallvi_grounding"
-$MALLVI bench --tier planning --tasks stack_blocks_three,blocks_ranking_rgb,blocks_ranking_size --episodes "$EP" --agent mallvi --backend rules --no-images --workers "$W" --quiet --out "$OUT/mallvi_planning"
+$MALLVI bench --tier planning --tasks stack_blocks_three,blocks_ranking_rgb,blocks_ranking_size,handover_block --episodes "$EP" --agent mallvi --backend rules --no-images --workers "$W" --quiet --out "$OUT/mallvi_planning"
 
 # 3. Throughput: episodes per minute with 1 and 2 workers (results.json: run.episodes_per_minute).
 $MALLVI bench --tier planning --tasks place_burger_fries --episodes 10 --agent expert --no-images --workers 1 --quiet --out "$OUT/throughput_w1"
