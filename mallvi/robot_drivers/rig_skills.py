@@ -220,6 +220,13 @@ class RigSkills:
         """``side`` now holds ``name`` with the grasp centre ``grasp_height_m`` above the object's bottom."""
         self._held[side] = _Held(name, grasp_height_m)
 
+    def _side_and_object(self, arm_tag: str, name: str) -> tuple[ArmSide, ObjectInfo] | SkillResult:
+        side = self._side(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        info = self._object(name)
+        return info if isinstance(info, SkillResult) else (side, info)
+
     def _object(self, name: str) -> ObjectInfo | SkillResult:
         try:
             return self.world_model.get_object(name)
@@ -230,12 +237,10 @@ class RigSkills:
     def grasp_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1, grasp_dis: float = 0.0,
                     gripper_pos: float = 0.0, contact_point_id: int | None = None) -> SkillResult:
         """Top-down grasp at the perceived object position (``contact_point_id`` is not used on the rig)."""
-        side = self._side(arm_tag)
-        if isinstance(side, SkillResult):
-            return side
-        info = self._object(actor)
-        if isinstance(info, SkillResult):
-            return info
+        resolved = self._side_and_object(arm_tag, actor)
+        if isinstance(resolved, SkillResult):
+            return resolved
+        side, info = resolved
         bad = self.guard.check_values("grasp parameters", [pre_grasp_dis, grasp_dis, gripper_pos])
         if bad is not None:
             return SkillResult.failure(bad)
@@ -283,12 +288,10 @@ class RigSkills:
     def upright_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1) -> SkillResult:
         """Stand up an object lying on its side by a gravity pivot in a loosened grip (see ``rig_upright.py``);
         the arm ends holding it upright, ready for ``place_actor``."""
-        side = self._side(arm_tag)
-        if isinstance(side, SkillResult):
-            return side
-        info = self._object(actor)
-        if isinstance(info, SkillResult):
-            return info
+        resolved = self._side_and_object(arm_tag, actor)
+        if isinstance(resolved, SkillResult):
+            return resolved
+        side, info = resolved
         bad = self.guard.check_values("grasp parameters", [pre_grasp_dis])
         if bad is not None:
             return SkillResult.failure(bad)

@@ -63,6 +63,13 @@ class SimSkills:
         except (ValueError, AttributeError) as e:
             return SkillResult.failure(str(e))
 
+    def _arm_and_object(self, arm_tag: str, name: str) -> tuple[ArmSide, ObjectInfo] | SkillResult:
+        side = self._arm(arm_tag)
+        if isinstance(side, SkillResult):
+            return side
+        info = self._object(name)
+        return info if isinstance(info, SkillResult) else (side, info)
+
     def _object(self, name: str) -> ObjectInfo | SkillResult:
         try:
             return self.world.truth.get_object(name)
@@ -120,12 +127,10 @@ class SimSkills:
         contact_point_id: int | None = None,
     ) -> SkillResult:
         """Pre-grasp (RRT-Connect), straight approach, close, verify the object is between the fingers, lift."""
-        side = self._arm(arm_tag)
-        if isinstance(side, SkillResult):
-            return side
-        info = self._object(actor)
-        if isinstance(info, SkillResult):
-            return info
+        resolved = self._arm_and_object(arm_tag, actor)
+        if isinstance(resolved, SkillResult):
+            return resolved
+        side, info = resolved
         w = self.world
         refusal = self._grasp_refusal(side, actor, info, gripper_pos, [pre_grasp_dis, grasp_dis])
         if refusal is not None:
@@ -151,12 +156,10 @@ class SimSkills:
     def upright_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1) -> SkillResult:
         """Stand up an object lying on its side: grasp it near its top end, lift it and let it swing upright in a
         loosened grip, then grip it again. The arm ends holding it upright by its top (see ``upright.py``)."""
-        side = self._arm(arm_tag)
-        if isinstance(side, SkillResult):
-            return side
-        info = self._object(actor)
-        if isinstance(info, SkillResult):
-            return info
+        resolved = self._arm_and_object(arm_tag, actor)
+        if isinstance(resolved, SkillResult):
+            return resolved
+        side, info = resolved
         refusal = self._grasp_refusal(side, actor, info, 0.0, [pre_grasp_dis])
         if refusal is not None:
             return refusal
@@ -174,12 +177,10 @@ class SimSkills:
         constrain: Literal["free", "align", "auto"] = "auto",
     ) -> SkillResult:
         """Move the held object so its functional point reaches ``target_pose`` (3 or 7 values), then release."""
-        side = self._arm(arm_tag)
-        if isinstance(side, SkillResult):
-            return side
-        info = self._object(actor)
-        if isinstance(info, SkillResult):
-            return info
+        resolved = self._arm_and_object(arm_tag, actor)
+        if isinstance(resolved, SkillResult):
+            return resolved
+        side, info = resolved
         w = self.world
         if w.holder.held_by(side) != actor:
             return SkillResult.failure(f"the {side} arm does not hold {actor}; grasp it first")
