@@ -69,7 +69,7 @@ def lay_within_reach(sk: SimSkills, side: ArmSide, actor: str, pre_grasp_dis: fl
             continue
         w.holder.release(side)
         w.arms[side].set_gripper(1.0)
-        sk.motion.move(side, pre, "straight")
+        _retreat(sk, side, pre)
         sk.knock_over_if_drawn(actor, fault)
         return None
     put_down(sk, side, grasp_tcp_z)
@@ -145,4 +145,11 @@ def put_down(sk: SimSkills, side: ArmSide, tcp_z: float) -> None:
     w.holder.release(side)
     w.arms[side].set_gripper(1.0)
     up = w.arms[side].ee_pose()
-    sk.motion.move(side, Pose((up.position_m[0], up.position_m[1], up.position_m[2] + 0.05), up.quat_wxyz), "straight")
+    _retreat(sk, side, Pose((up.position_m[0], up.position_m[1], up.position_m[2] + 0.05), up.quat_wxyz))
+
+
+def _retreat(sk: SimSkills, side: ArmSide, pose: Pose) -> None:
+    """Back off after letting go; an arm that cannot stays where it is (``back_to_origin`` rises clear later)."""
+    why = sk.motion.move(side, pose, "straight")
+    if why is not None:
+        log.info("the %s arm could not back off after letting go: %s", side, why)

@@ -11,28 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mallvi.robot_drivers.base import DualArm, ObjectInfo, Pose, UnknownObjectError
+from mallvi.robot_drivers.base import DualArm, ObjectInfo, Pose
 from mallvi.robot_drivers.calibration_io import mount_matrix
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.piper_emulator import PiperEmulator
 from mallvi.robot_drivers.rig_skills import RigSkills, RigSkillsConfig
 from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from tests.fixtures.world_models import FixedWorld
 
 CUBE = ObjectInfo("red_cube", "cube", Pose((-0.2, 0.0, 0.77)), (0.04, 0.04, 0.04), "red")
-
-
-class FixedWorld:
-    def __init__(self, *objects: ObjectInfo) -> None:
-        self._objects = {o.name: o for o in objects}
-
-    def object_names(self) -> list[str]:
-        return list(self._objects)
-
-    def get_object(self, name: str) -> ObjectInfo:
-        if name not in self._objects:
-            raise UnknownObjectError(f"no object called {name!r} in the scene")
-        return self._objects[name]
 
 
 @dataclass

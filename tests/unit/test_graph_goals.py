@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mallvi.graph.goals import Box, evaluate, truth_boxes
 from mallvi.graph.schemas import ObjectRef, Predicate
-from mallvi.robot_drivers.base import ObjectInfo, Pose, UnknownObjectError
+from mallvi.robot_drivers.base import ObjectInfo, Pose
+from tests.fixtures.world_models import FixedWorld
 
 TABLE = 0.74
 
@@ -42,25 +43,12 @@ def test_missing_objects_and_gripper_state_are_reported() -> None:
     assert res[1].holds
 
 
-class _Truth:
-    def __init__(self, infos: list[ObjectInfo]) -> None:
-        self.infos = {i.name: i for i in infos}
-
-    def object_names(self) -> list[str]:
-        return list(self.infos)
-
-    def get_object(self, name: str) -> ObjectInfo:
-        if name not in self.infos:
-            raise UnknownObjectError(name)
-        return self.infos[name]
-
-
 def test_truth_boxes_use_the_centre_point_and_report_unresolvable_references() -> None:
     bottom = Pose((0.1, 0.0, TABLE))
     cube = ObjectInfo("cube_7", "block", bottom, (0.05, 0.05, 0.05), "red",
                       points={"center": Pose((0.1, 0.0, TABLE + 0.025))})
     refs = {"red_block": ObjectRef(phrase="the red cube", color="red", label="cube"),
             "blue_block": ObjectRef(phrase="the blue block", color="blue", label="block")}
-    boxes, errors = truth_boxes(refs, _Truth([cube]))
+    boxes, errors = truth_boxes(refs, FixedWorld(cube))
     assert boxes["red_block"].centre_m[2] == TABLE + 0.025
     assert "blue_block" in errors and "no 'the blue block'" in errors["blue_block"]

@@ -13,8 +13,9 @@ from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.nodes.actor import actor, match_object
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.robot_drivers.base import ObjectInfo, Pose, UnknownObjectError
+from mallvi.robot_drivers.base import ObjectInfo, Pose
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
+from tests.fixtures.world_models import FixedWorld
 
 STANDING = (0.06, 0.06, 0.20)
 LYING = (0.20, 0.06, 0.06)
@@ -124,29 +125,16 @@ def test_the_llm_thinker_is_told_which_objects_are_tall_and_which_lie_on_their_s
     assert "Lying on their side now: ['red_block']" in asked["user"]
 
 
-class _BarWorld:
-    """A world model with one standing bar (box centre 0.1 m above its bottom) and one cube."""
-
-    def __init__(self) -> None:
-        bar_bottom = Pose((0.10, 0.0, TABLE_Z))
-        centre = Pose((0.10, 0.0, TABLE_Z + 0.10))
-        self.objects = {
-            "red_block": ObjectInfo("red_block", "block", bar_bottom, STANDING, "red", {"bbox_center": centre}),
-            "green_block": ObjectInfo("green_block", "block", Pose((-0.15, 0.0, TABLE_Z + 0.025)), (0.05,) * 3,
-                                      "green", {"bbox_center": Pose((-0.15, 0.0, TABLE_Z + 0.025))}),
-        }
-
-    def object_names(self) -> list[str]:
-        return list(self.objects)
-
-    def get_object(self, name: str) -> ObjectInfo:
-        if name not in self.objects:
-            raise UnknownObjectError(name)
-        return self.objects[name]
+def _bar_world() -> FixedWorld:
+    """One standing bar (box centre 0.1 m above its bottom) and one cube."""
+    bar = ObjectInfo("red_block", "block", Pose((0.10, 0.0, TABLE_Z)), STANDING, "red",
+                     {"bbox_center": Pose((0.10, 0.0, TABLE_Z + 0.10))})
+    cube_at = Pose((-0.15, 0.0, TABLE_Z + 0.025))
+    return FixedWorld(bar, ObjectInfo("green_block", "block", cube_at, (0.05,) * 3, "green", {"bbox_center": cube_at}))
 
 
 def test_a_perceived_centre_on_a_tall_bar_binds_to_it_even_far_from_its_true_centre() -> None:
-    world = _BarWorld()
+    world = _bar_world()
     on_bar = _bar(0.10, 0.0).model_copy(update={"position_m": (0.11, 0.0, TABLE_Z + 0.16)})  # 6 cm above centre
     name, why = match_object(on_bar, world, 0.03)
     assert name == "red_block", why
