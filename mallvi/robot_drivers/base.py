@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import TracebackType
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
@@ -113,21 +114,41 @@ def parse_pose_list(values: Sequence[float], what: str) -> Pose | str:
         return f"{what}: {e}"
 
 
+class FailureKind(StrEnum):
+    """Why a skill failed, for code to route on; the message says it for people.
+
+    ``REFUSED_BY_GUARD`` and ``BAD_PARAMETERS`` mean nothing moved.
+    """
+
+    REFUSED_BY_GUARD = "refused_by_guard"  # the safety guard refused a target (workspace, table, speed, NaN, ...)
+    UNREACHABLE = "unreachable"  # no inverse-kinematics solution for the target / outside the arm's reach
+    NO_PLAN = "no_plan"  # IK exists but no collision-free path was found
+    GRASP_EMPTY = "grasp_empty"  # the gripper closed on nothing
+    NOT_HOLDING = "not_holding"  # a skill that needs a held object found the gripper empty
+    UNKNOWN_OBJECT = "unknown_object"  # the world model does not know the object name
+    BAD_PARAMETERS = "bad_parameters"  # malformed arguments (types, lengths, non-unit quaternions, ...)
+    WRONG_ARM = "wrong_arm"  # the arm is not allowed to act on this object (allocation rule, held by the other)
+    EXECUTION = "execution"  # the motion ran but did not reach its goal (contact, slip, object moved)
+    DEVICE_FAULT = "device_fault"  # a driver, bus or camera error
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class SkillResult:
-    """What every skill call returns. ``ok=False`` always carries a message saying why."""
+    """What every skill call returns. ``ok=False`` always carries a message saying why and a ``kind``."""
 
     ok: bool
     message: str
     data: Mapping[str, Any] = field(default_factory=dict)
+    kind: FailureKind | None = None  # set exactly when ok is False
 
     @staticmethod
     def success(message: str = "Action succeeded.", **data: Any) -> SkillResult:
         return SkillResult(True, message, dict(data))
 
     @staticmethod
-    def failure(message: str, **data: Any) -> SkillResult:
-        return SkillResult(False, message, dict(data))
+    def failure(message: str, kind: FailureKind = FailureKind.OTHER, **data: Any) -> SkillResult:
+        return SkillResult(False, message, dict(data), kind)
 
     @property
     def feedback(self) -> str:
