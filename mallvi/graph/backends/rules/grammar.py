@@ -11,167 +11,50 @@ tower largest to smallest; hand over/pass from one arm to the other; "use the le
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import pairwise
 
 from mallvi.graph.backends.base import RefusalError
+from mallvi.graph.backends.rules.clauses import CONJUNCT, normalise, split_clauses
+from mallvi.graph.backends.rules.grammar_checks import (
+    check_all_named_used,
+    check_excluded,
+    check_physical,
+    check_positional_refs,
+)
+from mallvi.graph.backends.rules.orders import positional_order
+from mallvi.graph.backends.rules.phrasing import refuse_unsupported
 from mallvi.graph.backends.rules.plan_checks import check_consistency, final_goal, supports_first
-from mallvi.graph.refs import LABEL_SYNONYMS
+from mallvi.graph.backends.rules.vocab import (
+    ARRANGE_VERBS,
+    COLOURS,
+    HANDOVER_VERBS,
+    PICK_VERBS,
+    PLACE_VERBS,
+    REL_MAP,
+    RELATION_RE,
+    SIZE_WORDS,
+    STACK_VERBS,
+    Ctx,
+    find_verb,
+    noun_phrases,
+    one_ref,
+)
 from mallvi.graph.schemas import Action, ArmHint, ObjectRef, PlaceRelation, Plan, Predicate, SizeWord, Subtask
 
-COLOURS = ("red", "green", "blue", "yellow", "black", "white", "orange", "purple", "pink", "brown", "gray", "cyan")
-SIZE_WORDS: dict[str, SizeWord] = {
-    "largest": "largest", "biggest": "largest", "large": "large", "big": "large", "larger": "large",
-    "bigger": "large", "smallest": "smallest", "tiniest": "smallest", "small": "small", "smaller": "small",
-    "little": "small", "medium": "medium", "middle": "medium", "mid-sized": "medium", "midsize": "medium",
-}
-PICK_VERBS = ("pick up", "pick", "grab", "grasp", "take", "lift", "raise", "hold", "get")
-PLACE_VERBS = ("put", "place", "move", "set", "drop", "lay", "position", "bring", "transfer", "carry", "relocate",
-               "shift", "slide")
-STACK_VERBS = ("stack", "pile")
-ARRANGE_VERBS = ("arrange", "rank", "sort", "order", "line up", "align", "organize", "organise")
-HANDOVER_VERBS = ("hand over", "handover", "hand off", "pass", "give", "hand", "transfer")
-ALL_VERBS = PICK_VERBS + PLACE_VERBS + STACK_VERBS + ARRANGE_VERBS + HANDOVER_VERBS + ("build", "make", "use")
-
-# longest first: "on top of" before "on"
-_RELATIONS: list[tuple[str, str]] = [
-    ("to the left of", "left_of"), ("on the left of", "left_of"), ("left of", "left_of"),
-    ("to the right of", "right_of"), ("on the right of", "right_of"), ("right of", "right_of"),
-    ("in front of", "front_of"), ("behind", "behind"), ("next to", "next_to"), ("beside", "next_to"),
-    ("near", "next_to"), ("on top of", "on"), ("onto", "on"), ("on to", "on"), ("upon", "on"), ("atop", "on"),
-    ("on", "on"), ("into", "in"), ("inside", "in"), ("in", "in"), ("underneath", "under"), ("beneath", "under"),
-    ("below", "under"), ("under", "under"),
-]
-_RELATION_RE = re.compile(r"\b(" + "|".join(re.escape(r) for r, _ in _RELATIONS) + r")\b")
-_REL_MAP = dict(_RELATIONS)
 _ARM_RE = re.compile(
-    r"\b(?:using|with|use|by)\s+(?:the\s+|your\s+|its\s+)?(left|right|one|both|two|either|dual)?\s*"
-    r"(?:arm|arms|hand|hands|gripper|grippers)\b(?:\s+to\b)?"
+    r"\b(?:using|with|use|by)\s+(?:only\s+)?(?:the\s+|your\s+|its\s+)?(left|right|one|both|two|either|dual)?\s*"
+    r"(?:arm|arms|hand|hands|gripper|grippers)\b(?:\s+only\b)?(?:\s+to\b)?"
 )
-_SPLIT_RE = re.compile(r"\s*(?:;|\.\s|,?\s*\band then\b|,?\s*\bthen\b|,?\s*\bafter that\b|,?\s*\bfinally\b)\s*")
+
+
 _PREV_RE = re.compile(r"\b(?:back\s+)?(?:to\s+|at\s+)?(?:the\s+)?(?:previous|original|initial|old)\s+"
                       r"(?:location|position|place|spot)\s+of\s+(.+)$|\b(?:back\s+)?(?:to\s+)?where\s+(.+?)\s+was\b")
 
 
-@dataclass
-class _Ctx:
-    last: ObjectRef | None = None
-    arm: ArmHint | None = None
-
-
-_COLOUR_LIST = r"(?:\s*(?:,|and)?\s*(?:" + "|".join(COLOURS) + r"))+"
-# scene context that carries no action ("there are three blocks on the table", "in a row", ...)
-_CONTEXT_RE = [
-    re.compile(r"\bthere (?:are|is) [^,.;]*?\b(?:on|in) the table\b\s*[,.;]?"),
-    re.compile(r"\bif there is [^,.;]*[,.;]"),
-    re.compile(r"\bthe colou?rs? of the (?:blocks|cubes|objects) (?:is|are)" + _COLOUR_LIST + r"\s*[,.;]?"),
-    re.compile(r",?\s*(?:and\s+)?move (?:all )?(?:the )?(?:blocks|cubes|objects|them) to the (?:center|centre|middle) "
-               r"of the table\s*[,.;]?"),
-    re.compile(r",?\s*plac\w* (?:them )?in a (?:row|line)\b"),
-    re.compile(r"\bin a (?:row|line)\b"),
-    re.compile(r"\b(?:on|from|off) the table\b"),
-    re.compile(r",?\s*from bottom to top\b"),
-]
-
-
-def _norm(text: str) -> str:
-    t = text.lower().strip()
-    t = re.sub(r"[!?\"']", " ", t)
-    t = t.replace("grey", "gray").replace("left-hand", "left").replace("right-hand", "right")
-    t = re.sub(r"\bleft most\b", "leftmost", t)
-    t = re.sub(r"\bin the order of\b", "ordered as", t)
-    for pat in _CONTEXT_RE:
-        t = pat.sub(" ", t)
-    t = re.sub(r"\s+([,.;])", r"\1", t)
-    t = re.sub(r"\s+", " ", t).strip(" .,;")
-    return re.sub(r"^(?:and|then)\s+", "", t)
-
-
-def _has_verb(fragment: str) -> bool:
-    return any(re.match(rf"(?:please\s+)?(?:now\s+)?{re.escape(v)}\b", fragment) for v in ALL_VERBS)
-
-
-def _split_clauses(text: str) -> list[str]:
-    parts: list[str] = []
-    for p in _SPLIT_RE.split(text):
-        held = ""
-        for q in _COMMA_VERB_RE.split(p or ""):
-            q = f"{held}, {q}" if held else q
-            held = ""
-            if not _find_verb(q, ALL_VERBS):  # "onto the red block, put the green one" stays one clause
-                held = q
-                continue
-            parts.append(q.strip(" ,"))
-        if held.strip(" ,"):
-            parts.append(held.strip(" ,"))
-    out: list[str] = []
-    for p in parts:
-        pieces = re.split(r",?\s+and\s+", p)
-        buf = pieces[0]
-        for nxt in pieces[1:]:
-            buf_rel = _RELATION_RE.search(buf)
-            nxt_rel = _RELATION_RE.search(nxt)
-            verb = re.match(r"(?:please\s+)?(?:and\s+)?(\w+(?: up| over)?)\b", buf)
-            if _has_verb(nxt):
-                out.append(buf)
-                buf = nxt
-            elif buf_rel and nxt_rel and nxt_rel.start() == 0:  # "put A on B and under C": same object, both hold
-                out.append(buf)
-                buf = f"{CONJUNCT}{buf[: buf_rel.start()].strip()} {nxt}"
-            elif buf_rel and nxt_rel and verb:  # "put A on B and C on D": same verb
-                out.append(buf)
-                buf = f"{verb.group(1)} {nxt}"
-            else:
-                buf = f"{buf} and {nxt}"
-        out.append(buf)
-    return [re.sub(r"^(?:(?:first|please|now|next|and|to)\s+)+", "", c).strip(" ,") for c in out if c.strip(" ,")]
-
-
-_COMMA_VERB_RE = re.compile(r",\s*(?=(?:please\s+)?(?:" + "|".join(re.escape(v) for v in ALL_VERBS if v != "use")
-                            + r")\b)")
-CONJUNCT = "\x00"  # marks a clause whose goal holds together with the previous one's (not after it)
-
-
-def _noun_phrases(fragment: str, ctx: _Ctx) -> list[ObjectRef]:
-    """All object references in a fragment ("the red, green and blue blocks" -> three refs)."""
-    words = re.findall(r"[a-z\-]+", fragment)
-    if any(w in ("it", "them") for w in words) and ctx.last is not None and not any(w in COLOURS for w in words):
-        return [ctx.last]
-    colours = [w for w in words if w in COLOURS]
-    sizes = [SIZE_WORDS[w] for w in words if w in SIZE_WORDS]
-    labels = [w for w in words if w in LABEL_SYNONYMS and w not in ("one", "object", "thing", "item")]
-    label = labels[-1] if labels else None
-    if label is None and ("one" in words or colours or sizes) and ctx.last is not None:
-        label = ctx.last.label
-    if label is not None:
-        label = LABEL_SYNONYMS.get(label, label)
-    phrase = fragment.strip()
-    if len(colours) > 1:
-        return [ObjectRef(phrase=f"the {c} {label or 'object'}", color=c, label=label) for c in colours]
-    if len(sizes) > 1:
-        return [ObjectRef(phrase=f"the {s} {label or 'object'}", size=s, label=label) for s in sizes]
-    if colours or sizes or labels:
-        return [ObjectRef(phrase=phrase, color=colours[0] if colours else None,
-                          size=sizes[0] if sizes else None, label=label)]
-    return []
-
-
-def _one_ref(fragment: str, ctx: _Ctx, role: str, clause: str) -> ObjectRef:
-    refs = _noun_phrases(fragment, ctx)
-    if len(refs) != 1:
-        what = "no object" if not refs else f"{len(refs)} objects"
-        raise RefusalError(f"cannot tell which object is the {role} in {clause!r} ({what} found in {fragment!r})")
-    return refs[0]
-
-
-def _find_verb(clause: str, verbs: tuple[str, ...]) -> re.Match[str] | None:
-    return re.search(r"\b(" + "|".join(re.escape(v) for v in verbs) + r")\b", clause)
-
-
-def _place(ctx: _Ctx, clause: str, obj: ObjectRef, rel_word: str, target_text: str, action: str,
+def _place(ctx: Ctx, clause: str, obj: ObjectRef, rel_word: str, target_text: str, action: str,
            before: ObjectRef | None = None) -> list[Subtask]:
-    rel = _REL_MAP[rel_word]
-    target = _one_ref(target_text, _Ctx(last=before or obj), "target", clause)
+    rel = REL_MAP[rel_word]
+    target = one_ref(target_text, Ctx(last=before or obj), "target", clause)
     if rel == "under":  # "put A under B": B ends up on A
         return [_place_subtask(clause, target, "on", obj, ctx.arm, "place")]
     return [_place_subtask(clause, obj, rel, target, ctx.arm, action)]
@@ -189,47 +72,54 @@ def _place_subtask(text: str, obj: ObjectRef, rel: str, target: ObjectRef, arm: 
     return Subtask(text=text, action=act, obj=obj, target=target, relation=relation, arm_hint=arm, post=post)
 
 
-def _parse_memory_place(clause: str, obj_text: str, mem_m: re.Match[str], ctx: _Ctx) -> Subtask:
-    obj = _one_ref(obj_text, ctx, "object", clause)
+def _parse_memory_place(clause: str, obj_text: str, mem_m: re.Match[str], ctx: Ctx) -> Subtask:
+    obj = one_ref(obj_text, ctx, "object", clause)
     of_text = (mem_m.group(1) or mem_m.group(2) or "").strip()
-    of_ref = obj if of_text in ("it", "its") else _one_ref(of_text, _Ctx(last=obj), "remembered object", clause)
+    of_ref = obj if of_text in ("it", "its") else one_ref(of_text, Ctx(last=obj), "remembered object", clause)
     from mallvi.graph.schemas import MemoryTag
 
     return Subtask(text=clause, action="move", obj=obj, relation="at", arm_hint=ctx.arm,
                    memory=[MemoryTag(kind="previous_location", of=of_ref.key())], target=of_ref)
 
 
-def _parse_arrange(clause: str, ctx: _Ctx) -> list[Subtask]:
+def _parse_arrange(clause: str, ctx: Ctx) -> list[Subtask]:
     rtl = bool(re.search(r"\bright to (?:the )?left\b", clause))
     body = re.sub(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)\b", " ", clause)
-    by_size = bool(re.search(r"\bsize|\blargest|\bbiggest|\bsmallest\b", body))
+    by_size = bool(re.search(r"\bsize|\blarg|\bbig|\bsmall|\btiniest\b", body))
     ordered = re.search(r"\bordered as\b(.*)$", body)
-    refs = [r for r in _noun_phrases(ordered.group(1) if ordered else body, ctx) if r.color]
+    refs = [r for r in noun_phrases(ordered.group(1) if ordered else body, ctx) if r.color]
     if ordered and refs and refs[0].label is None:
-        label = next((r.label for r in _noun_phrases(body[: ordered.start()], ctx) if r.label), "block")
+        label = next((r.label for r in noun_phrases(body[: ordered.start()], ctx) if r.label), "block")
         refs = [r.model_copy(update={"label": label, "phrase": f"the {r.color} {label}"}) for r in refs]
+    if (ordered and len({r.key() for r in refs}) < len(refs)) or re.search(r"\b(\w+),? \1\b", body):
+        raise RefusalError(f"impossible: an object is named twice in the arrangement {clause!r}")
     seen: set[str] = set()
     refs = [r for r in refs if not (r.key() in seen or seen.add(r.key()))]  # type: ignore[func-returns-value]
     if by_size and not refs:
-        small_first = bool(re.search(r"\bsmall\w*\s+(?:to|first)", body))
+        small_first = bool(re.search(r"\b(?:small|tin|little)\w*\s+(?:to|first)|\b(?:larg|big)\w* (?:block |one |"
+                                     r"cube )?(?:is )?(?:on|at|to) the (?:far )?right|\b(?:small|tin)\w* (?:block |"
+                                     r"one |cube )?(?:is )?(?:on|at|to) the (?:far )?left", body))
         order: list[SizeWord] = ["smallest", "medium", "largest"] if small_first else ["largest", "medium", "smallest"]
         refs = [ObjectRef(phrase=f"the {s} block", size=s, label="block") for s in order]
     elif not refs and re.search(r"\bcolou?r|\brgb\b", body):
         refs = [ObjectRef(phrase=f"the {c} block", color=c, label="block") for c in ("red", "green", "blue")]
     if len(refs) < 2:
         raise RefusalError(f"an arrangement needs at least two named objects: {clause!r}")
-    if rtl:
-        refs = list(reversed(refs))
+    return slot_subtasks(clause, list(reversed(refs)) if rtl else refs, ctx.arm)
+
+
+def slot_subtasks(clause: str, refs: list[ObjectRef], arm: ArmHint | None) -> list[Subtask]:
+    """A row, leftmost first: one slot subtask per object, each right of the one before."""
     subtasks: list[Subtask] = []
     for i, r in enumerate(refs):
         post = [Predicate(relation="left_of", args=[refs[i - 1].key(), r.key()])] if i else []
         subtasks.append(Subtask(text=f"{clause} [slot {i}: {r.phrase}]", action="move", obj=r, relation="slot",
-                                group=refs, slot=i, arm_hint=ctx.arm, post=post))
+                                group=refs, slot=i, arm_hint=arm, post=post))
     return subtasks
 
 
-def _parse_tower(clause: str, ctx: _Ctx) -> list[Subtask]:
-    refs = [r for r in _noun_phrases(clause, ctx) if r.color]
+def _parse_tower(clause: str, ctx: Ctx) -> list[Subtask]:
+    refs = [r for r in noun_phrases(clause, ctx) if r.color]
     if len(refs) < 2:
         small_base = bool(re.search(r"\bsmallest\b.*\b(?:to|first)\b.*\blargest\b", clause))
         sizes: list[SizeWord] = ["smallest", "medium", "largest"] if small_base else ["largest", "medium", "smallest"]
@@ -237,7 +127,7 @@ def _parse_tower(clause: str, ctx: _Ctx) -> list[Subtask]:
     return [_place_subtask(clause, upper, "on", lower, ctx.arm, "stack") for lower, upper in pairwise(refs)]
 
 
-def _parse_handover(clause: str, verb_end: int, ctx: _Ctx) -> Subtask:
+def _parse_handover(clause: str, verb_end: int, ctx: Ctx) -> Subtask:
     rest = clause[verb_end:]
     m = re.search(r"\bfrom (?:the )?(left|right)\b", rest)
     giver = m.group(1) if m else None
@@ -245,90 +135,113 @@ def _parse_handover(clause: str, verb_end: int, ctx: _Ctx) -> Subtask:
     receiver = m2.group(1) if m2 else None
     if giver is None and receiver is not None:
         giver = "left" if receiver == "right" else "right"
+    if giver is None and re.search(r"\bback\b", rest) and ctx.arm in ("left", "right"):
+        giver = ctx.arm  # "hand it back": from the arm that holds it
     if giver is not None and receiver is None:
         receiver = "left" if giver == "right" else "right"
     if giver is not None and giver == receiver:
         raise RefusalError(f"a handover needs two different arms: {clause!r}")
     obj_text = re.split(r"\b(?:from|to|between|over to)\b", rest)[0]
-    obj = _one_ref(obj_text, ctx, "object to hand over", clause)
+    obj = one_ref(obj_text, ctx, "object to hand over", clause)
     arm: ArmHint | None = giver if giver in ("left", "right") else None  # type: ignore[assignment]
     post = [Predicate(relation="held_by", args=[obj.key(), receiver])] if receiver else []
     return Subtask(text=clause, action="handover", obj=obj, arm_hint=arm, post=post)
 
 
-def _parse_clause(clause: str, ctx: _Ctx) -> list[Subtask]:
+def _parse_clause(clause: str, ctx: Ctx) -> list[Subtask]:
+    clause = re.sub(r"\bon (?:the )?top(?: of (?:the )?(?:stack|tower|pile))?$", "on it", clause)
     if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b|\btower\b", clause):
         return _parse_tower(clause, ctx)
     if re.search(r"\bhand(?:\s|-)?over\b|\bhand off\b|\bpass\b|\bgive\b|\bfrom (?:the )?(?:left|right|one) "
                  r"(?:arm|hand|gripper) to\b|\b(?:hand|transfer|move)\b.*\bto (?:the )?(?:left|right|other) "
-                 r"(?:arm|hand|gripper)\b", clause):
-        v = _find_verb(clause, HANDOVER_VERBS)
+                 r"(?:arm|hand|gripper)\b|\b(?:hand|pass|give) (?:it|them|the \w+ \w+) back\b", clause):
+        v = find_verb(clause, HANDOVER_VERBS)
         return [_parse_handover(clause, v.end() if v else 0, ctx)]
-    if _find_verb(clause, ARRANGE_VERBS) or re.search(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)",
+    if find_verb(clause, ARRANGE_VERBS) or re.search(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)",
                                                        clause):
         return _parse_arrange(clause, ctx)
-    stack_v = _find_verb(clause, STACK_VERBS)
-    place_v = _find_verb(clause, PLACE_VERBS)
-    pick_v = _find_verb(clause, PICK_VERBS)
+    stack_v = find_verb(clause, STACK_VERBS)
+    place_v = find_verb(clause, PLACE_VERBS)
+    pick_v = find_verb(clause, PICK_VERBS)
     verb = stack_v or place_v or pick_v
     if verb is None:
         raise RefusalError(f"no manipulation verb understood in {clause!r}")
-    rels = list(_RELATION_RE.finditer(clause))
+    rels = list(RELATION_RE.finditer(clause))
     mem = _PREV_RE.search(clause, verb.end())
     if mem and (stack_v or place_v):
         return [_parse_memory_place(clause, clause[verb.end():mem.start()], mem, ctx)]
-    if stack_v and len(rels) >= 2 and all(_REL_MAP[r.group(1)] == "on" for r in rels):
+    if stack_v and len(rels) >= 2 and all(REL_MAP[r.group(1)] == "on" for r in rels):
         # stack A on B on C: B onto C first, then A onto B
         bounds = [verb.end()] + [r.start() for r in rels] + [len(clause)]
-        chain = [_one_ref(clause[bounds[i] + (len(rels[i - 1].group(1)) if i else 0):bounds[i + 1]], ctx,
+        chain = [one_ref(clause[bounds[i] + (len(rels[i - 1].group(1)) if i else 0):bounds[i + 1]], ctx,
                           "object", clause) for i in range(len(bounds) - 1)]
         return [_place_subtask(clause, up, "on", low, ctx.arm, "stack") for up, low in reversed(list(pairwise(chain)))]
     if rels and (stack_v or place_v or (pick_v and rels[0].start() > pick_v.end())):
         r = next((x for x in rels if x.start() > verb.end()), None)
         if r is not None:
             before = ctx.last
-            obj = _one_ref(clause[verb.end():r.start()], ctx, "object", clause)
+            obj = one_ref(clause[verb.end():r.start()], ctx, "object", clause)
             ctx.last = obj
             return _place(ctx, clause, obj, r.group(1), clause[r.end():], "stack" if stack_v else "place", before)
         r = rels[0]  # reordered: "onto the red block, put the green one"
-        target = _one_ref(clause[r.end():verb.start()], ctx, "target", clause)
-        obj = _one_ref(clause[verb.end():], _Ctx(last=target), "object", clause)
+        target = one_ref(clause[r.end():verb.start()], ctx, "target", clause)
+        obj = one_ref(clause[verb.end():], Ctx(last=target), "object", clause)
         return _place(ctx, clause, obj, r.group(1), clause[r.end():verb.start()], "stack" if stack_v else "place")
     if pick_v and not (stack_v or place_v):
-        obj = _one_ref(clause[pick_v.end():], ctx, "object", clause)
+        obj = one_ref(clause[pick_v.end():], ctx, "object", clause)
         ctx.last = obj
         return [Subtask(text=clause, action="pick", obj=obj, arm_hint=ctx.arm,
                         post=[Predicate(relation="lifted", args=[obj.key()])])]
     if stack_v:
-        refs = _noun_phrases(clause[stack_v.end():], ctx)
+        refs = noun_phrases(clause[stack_v.end():], ctx)
         if len(refs) >= 2:  # "stack the red, green and blue blocks": first named ends on top
             return [_place_subtask(clause, up, "on", low, ctx.arm, "stack")
                     for up, low in reversed(list(pairwise(refs)))]
     raise RefusalError(f"cannot tell where to put the object in {clause!r}")
 
 
+_ARM_WORDS: dict[str, ArmHint] = {"left": "left", "right": "right", "both": "both", "two": "both", "dual": "both"}
+
+
+_LOCAL_ARM = re.compile(r"\barm(left|right)\b")
+
+
 def _arm_clause(text: str) -> tuple[str, ArmHint | None]:
-    m = _ARM_RE.search(text)
-    if not m:
+    """Take out the arm phrases. One at the start ("using the left arm, ...", "use the left arm to ...") or after
+    a final comma ("..., with the right arm") holds for the whole instruction; others hold for their own clause
+    and are left in the text as a marker ("armleft") for it."""
+    ms = list(_ARM_RE.finditer(text))
+    if not ms:
         return text, None
-    word = m.group(1) or "both"
-    arm: ArmHint = {"left": "left", "right": "right", "both": "both", "two": "both", "dual": "both"}.get(  # type: ignore
-        word, "one")
-    return (text[: m.start()] + text[m.end():]).strip(" ,"), arm
+    whole = [m for m in ms if re.fullmatch(r"(?:\w+ly,?\s*)?", text[: m.start()])
+             or (text[: m.start()].rstrip().endswith(",") and not text[m.end():].strip(" .,;"))]
+    arm: ArmHint | None = None
+    for m in reversed(ms):
+        hint = _ARM_WORDS.get(m.group(1) or "both", "one")
+        if m in whole or (len(ms) == 1 and hint not in ("left", "right")):
+            arm = hint
+            marker = " "
+        else:
+            marker = f" arm{hint} " if hint in ("left", "right") else " "
+        text = text[: m.start()] + marker + text[m.end():]
+    return re.sub(r"\s+", " ", text).strip(" ,"), arm
 
 
-def parse_instruction(instruction: str) -> Plan:
-    """Turn an instruction into a plan; raises RefusalError with a readable reason when it cannot."""
-    text = _norm(instruction)
-    if not text:
-        raise RefusalError("the instruction is empty")
-    text, arm = _arm_clause(text)
-    ctx = _Ctx(arm=arm if arm in ("left", "right") else None)
+def _parse_all(text: str, ctx: Ctx) -> tuple[list[Subtask], list[Predicate]]:
     subtasks: list[Subtask] = []
     extra_goal: list[Predicate] = []
-    for raw in _split_clauses(text):
+    for raw in split_clauses(text):
         clause = raw.lstrip(CONJUNCT)
+        local = _LOCAL_ARM.search(clause)
+        arm_before = ctx.arm
+        if local:
+            clause = re.sub(r"\s+", " ", _LOCAL_ARM.sub(" ", clause)).strip(" ,")
+            ctx.arm = local.group(1)  # type: ignore[assignment]
         new = _parse_clause(clause, ctx)
+        check_all_named_used(clause, new, COLOURS, SIZE_WORDS)
+        check_positional_refs(clause, new)
+        if local and ctx.arm == local.group(1):
+            ctx.arm = arm_before
         if raw.startswith(CONJUNCT) and subtasks:
             extra_goal.extend(subtasks[-1].post)
         if subtasks and new and subtasks[-1].action == "pick" and new[0].obj.key() == subtasks[-1].obj.key():
@@ -341,9 +254,37 @@ def parse_instruction(instruction: str) -> Plan:
             receiver = next((p.args[1] for p in new[-1].post if p.relation == "held_by"), None)
             if new[-1].action == "handover" and receiver in ("left", "right"):
                 ctx.arm = receiver  # type: ignore[assignment]  # the receiving arm carries on
+    return subtasks, extra_goal
+
+
+def _ordered(kind: str, refs: list[ObjectRef], text: str, arm: ArmHint | None) -> list[Subtask]:
+    if kind == "tower":
+        return [_place_subtask(text, upper, "on", lower, arm, "stack") for lower, upper in pairwise(refs)]
+    return slot_subtasks(text, refs, arm)
+
+
+def parse_instruction(instruction: str) -> Plan:
+    """Turn an instruction into a plan; raises RefusalError with a readable reason when it cannot."""
+    text = normalise(instruction)
+    if not text:
+        raise RefusalError("the instruction is empty")
+    text, excluded = refuse_unsupported(text)
+    text, arm = _arm_clause(text)
+    ctx = Ctx(arm=arm if arm in ("left", "right") else None)
+    order = positional_order(_LOCAL_ARM.sub(" ", text))
+    if order is not None:
+        local = _LOCAL_ARM.search(text)
+        hint = local.group(1) if local else ctx.arm
+        subtasks = _ordered(order[0], order[1], text, hint)  # type: ignore[arg-type]
+        extra_goal: list[Predicate] = []
+    else:
+        subtasks, extra_goal = _parse_all(text, ctx)
     if not subtasks:
         raise RefusalError(f"nothing to do in {instruction!r}")
     subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(supports_first(subtasks))]
     goal = final_goal(subtasks)
     check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])
+    check_physical(subtasks, goal)
+    check_excluded(excluded, subtasks, COLOURS)
     return Plan(subtasks=subtasks, goal=goal, arm_mode=arm)
+
