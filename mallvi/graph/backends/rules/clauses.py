@@ -19,7 +19,7 @@ from mallvi.graph.backends.rules.vocab import (
     noun_phrases,
 )
 
-_SPLIT_RE = re.compile(r"\s*(?:;|\.\s|,?\s*\band then\b|,?\s*\bthen\b|,?\s*\bafter that\b|,?\s*\bfinally\b)\s*")
+_SPLIT_RE = re.compile(r"\s*(?:;|\.\s|,?\s*(?:\band\s+)?\b(?:then|after that|afterwards|finally)\b)\s*")
 
 
 _COLOUR_LIST = r"(?:\s*(?:,|and)?\s*(?:" + "|".join(COLOURS) + r"))+"
@@ -35,6 +35,8 @@ _CONTEXT_RE = [
     re.compile(r",?\s*plac\w* (?:them )?in a (?:row|line)\b"),
     re.compile(r"\bin a (?:row|line)\b"),
     re.compile(r"\b(?:on|from|off) the table\b"),
+    re.compile(r"\bto the (?:left|right) of the table\b"),  # where a container stands: "the dustbin to the left of ..."
+    re.compile(r"\bto z\s*>\s*[\d.]+\s*\(?m\)?"),  # a benchmark's lift height: its own success check judges it
 ]
 
 

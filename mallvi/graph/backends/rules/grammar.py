@@ -227,6 +227,23 @@ def _arm_clause(text: str) -> tuple[str, ArmHint | None]:
     return re.sub(r"\s+", " ", text).strip(" ,"), arm
 
 
+_ARM_FOR_RE = re.compile(r",?\s*(?:using|with) (?:the |your )?(left|right) (?:arm|hand|gripper) for ([a-z ]+?)"
+                         r"(?: and (?:the |your )?(left|right) (?:arm|hand|gripper) for ([a-z ]+?))?\s*$")
+
+
+def _arms_per_object(text: str) -> tuple[str, list[tuple[ObjectRef, ArmHint]]]:
+    """ "..., using the left arm for the green one and the right arm for the blue one" -> object key -> arm."""
+    m = _ARM_FOR_RE.search(text)
+    if not m:
+        return text, []
+    out: list[tuple[ObjectRef, ArmHint]] = []
+    for arm_word, phrase in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
+        if arm_word:
+            ref = one_ref(phrase, Ctx(), "object of the " + arm_word + " arm", text)
+            out.append((ref, arm_word))  # type: ignore[arg-type]
+    return text[: m.start()], out
+
+
 def _parse_all(text: str, ctx: Ctx) -> tuple[list[Subtask], list[Predicate]]:
     subtasks: list[Subtask] = []
     extra_goal: list[Predicate] = []
@@ -269,6 +286,7 @@ def parse_instruction(instruction: str) -> Plan:
     if not text:
         raise RefusalError("the instruction is empty")
     text, excluded = refuse_unsupported(text)
+    text, arm_for = _arms_per_object(text)
     text, arm = _arm_clause(text)
     ctx = Ctx(arm=arm if arm in ("left", "right") else None)
     order = positional_order(_LOCAL_ARM.sub(" ", text))
@@ -281,6 +299,14 @@ def parse_instruction(instruction: str) -> Plan:
         subtasks, extra_goal = _parse_all(text, ctx)
     if not subtasks:
         raise RefusalError(f"nothing to do in {instruction!r}")
+    for ref, hint in arm_for:
+        def named(s: Subtask, ref: ObjectRef = ref) -> bool:
+            return (s.obj.color, s.obj.size) == (ref.color, ref.size)
+
+        if not any(named(s) for s in subtasks):
+            raise RefusalError(f"the {hint} arm is named for {ref.phrase.strip()!r}, which the instruction does not "
+                               f"move ({instruction!r})")
+        subtasks = [s.model_copy(update={"arm_hint": hint}) if named(s) else s for s in subtasks]
     subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(supports_first(subtasks))]
     goal = final_goal(subtasks)
     check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])

@@ -66,7 +66,8 @@ def positional_order(text: str) -> tuple[Kind, list[ObjectRef]] | None:
     vertical = _vertical_list(text, label)
     if vertical is not None:
         return "tower", vertical
-    kind: Kind = "tower" if _TOWER_WORD.search(text) else "row"
+    vertical_words = re.search(r"\b(?:at|on) (?:the )?(?:very )?(?:bottom|base)\b", text)
+    kind: Kind = "tower" if _TOWER_WORD.search(text) or vertical_words else "row"
     patterns = _TOWER_POS if kind == "tower" else _ROW_POS
     items: list[tuple[ObjectRef, str | None]] = []
     for seg in _SEGMENT_RE.split(re.sub(r"\b(?:left|right) (?:arm|hand|gripper)s?\b", " ", text)):

@@ -116,6 +116,8 @@ def rephrase(text: str) -> str:
     # "move X onto Y by handing it from the left arm to the right arm" -> hand over first, then place
     text = re.sub(r"^(?:move|put|place|bring) (.+?) ((?:onto|on|on top of|into|in) .+?) by hand(?:ing)? it ((?:over )?"
                   r"from .+)$", r"hand \1 \3, then put it \2", text)
+    text = re.sub(r",?\s*(?:and\s+)?making sure (?:that )?(?:it|they) (?:is|are|s|stays?) (?:well )?"
+                  r"(?:centred|centered|stable|aligned|straight|level)\b", "", text)
     parts = [p for p in re.split(r"(?<=[.;!])\s+|,\s+", text)]
     return ", ".join(p for p in parts if not _COURTESY.match(p.strip(" .,;"))).strip()
 
@@ -142,7 +144,7 @@ def refuse_unsupported(text: str) -> tuple[str, str | None]:
     alt = re.search(r"\b(?:or|either)\b", text)
     if alt:
         raise RefusalError(f"alternatives are not understood: {alt.group(0)!r} in {text!r} (name one target)")
-    cond = re.search(r"\b(?:if|unless|whenever|until|in case)\b", text)
+    cond = re.search(r"\b(?:if|unless|whenever|until|in case|before|after (?:you|having|\w+ing))\b", text)
     if cond:
         raise RefusalError(f"conditions are not understood: {cond.group(0)!r} in {text!r}")
     return text, excluded

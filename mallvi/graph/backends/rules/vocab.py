@@ -85,7 +85,29 @@ def noun_phrases(fragment: str, ctx: Ctx) -> list[ObjectRef]:
     return []
 
 
+#: words an object phrase may hold besides colours, sizes and object names (anything else is not understood)
+_PHRASE_WORDS = frozenset((
+    "the", "a", "an", "this", "that", "these", "those", "your", "its", "my", "our", "it", "them", "one", "ones",
+    "please", "now", "then", "also", "too", "again", "down", "up", "over", "back", "here", "just", "as", "well",
+    "sized", "size", "coloured", "colored", "kind", "so", "thanks",
+))
+
+
+def unknown_words(fragment: str) -> list[str]:
+    """Words of an object phrase the grammar does not understand ("rotate", "cm", "side"); adverbs in -ly pass."""
+    return [w for w in re.findall(r"[a-z0-9]+", fragment)
+            if w not in _PHRASE_WORDS and w not in COLOURS and w not in SIZE_WORDS and w not in LABEL_SYNONYMS
+            and not w.endswith("ly")]
+
+
 def one_ref(fragment: str, ctx: Ctx, role: str, clause: str) -> ObjectRef:
+    """The one object a phrase names; RefusalError when it names none, several, or has words not understood."""
+    place = re.search(r"\b(?:middle|center|centre|edge|corner|side|end) of the table\b", fragment)
+    if place:
+        raise RefusalError(f"not understood: {place.group(0)!r} is a place, not an object ({clause!r})")
+    extra = unknown_words(fragment)
+    if extra:
+        raise RefusalError(f"not understood: {' '.join(extra)!r} in {clause!r}")
     refs = noun_phrases(fragment, ctx)
     if len(refs) != 1:
         what = "no object" if not refs else f"{len(refs)} objects"
