@@ -2,10 +2,15 @@
 
 It understands pick/grab/grasp/take/lift; put/place/move/set X on/onto/in/into/on top of/next to/left of/right
 of/in front of/behind/under Y (also with the clauses reordered: "onto the red block, put the green one");
-stack A on B (on C); arrange/rank/sort/order/line up by colour or size, left to right or right to left; build a
-tower largest to smallest; hand over/pass from one arm to the other; "use the left/right/one/both arms";
-"cube"/"block"/"box" as synonyms; "it" and "the blue one" as references back. Clauses are separated by "then",
-";", "." or "and" followed by a verb.
+stack A on B (on C); arrange/rank/sort/order/line up by colour or size, left to right or right to left, or by
+position ("red leftmost, green in the middle", "blue on the left, then green"); towers by size or by position
+("red at the bottom, then green, then blue on top"); hand over/pass from one arm to the other; "use the
+left/right/one/both arms", for the whole instruction, one clause, or one object; "cube"/"block"/"box" as synonyms;
+"it" and "the blue one" as references back. Clauses are separated by "then", ";", "." or "and" followed by a verb;
+a clause without a verb shares the one before it ("green on red, then blue on green").
+
+What it cannot use in full it refuses, saying what it did not understand: a word in an object phrase that names no
+object, a colour that no subtask uses, a negation, an alternative, a condition, an object named by its position.
 """
 
 from __future__ import annotations
@@ -154,7 +159,8 @@ def _parse_clause(clause: str, ctx: Ctx) -> list[Subtask]:
         return _parse_tower(clause, ctx)
     if re.search(r"\bhand(?:\s|-)?over\b|\bhand off\b|\bpass\b|\bgive\b|\bfrom (?:the )?(?:left|right|one) "
                  r"(?:arm|hand|gripper) to\b|\b(?:hand|transfer|move)\b.*\bto (?:the )?(?:left|right|other) "
-                 r"(?:arm|hand|gripper)\b|\b(?:hand|pass|give) (?:it|them|the \w+ \w+) back\b", clause):
+                 r"(?:arm|hand|gripper)\b|\b(?:hand|pass|give) (?:it|them|the \w+ \w+) back\b|^(?:hand|pass|give|"
+                 r"transfer)\b.*\bfrom (?:the )?(?:left|right)\b.*\bto (?:the )?(?:left|right)\b", clause):
         v = find_verb(clause, HANDOVER_VERBS)
         return [_parse_handover(clause, v.end() if v else 0, ctx)]
     if find_verb(clause, ARRANGE_VERBS) or re.search(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)",
@@ -309,6 +315,7 @@ def parse_instruction(instruction: str) -> Plan:
         subtasks = [s.model_copy(update={"arm_hint": hint}) if named(s) else s for s in subtasks]
     subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(supports_first(subtasks))]
     goal = final_goal(subtasks)
+    goal += [p for p in extra_goal if p not in goal]  # "in front of A and behind B": both hold at the end
     check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])
     check_physical(subtasks, goal)
     check_excluded(excluded, subtasks, COLOURS)

@@ -50,7 +50,7 @@ _VERB_FORMS = {
     "drops": "drop", "dropping": "drop", "arranging": "arrange", "sorting": "sort", "lowers": "lower",
     "lowering": "lower",
 }
-_COURTESY = re.compile(r"^(?:thanks?(?: you)?(?: very much)?|thank you|cheers|ta|please)$")
+_COURTESY = re.compile(r"^(?:(?:please )?(?:and )?(?:thanks?(?: you)?(?: very much)?|thank you)|cheers|please)$")
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -95,7 +95,15 @@ _GOAL_STATE = [
                 r"right|behind|under|beneath)\b)"), r"put \1 "),
     (re.compile(r"^((?:the )?\w+ (?:block|cube|box|one)) (?:should|must|has to|needs to) (?:be|end up|sit|rest|go)\s+"
                 r"(?=(?:on|in|onto|next|to the|left|right|behind|under|beneath)\b)"), r"put \1 "),
+    (re.compile(r"^(?:i|we) (?:want|need|would like|d like) ((?:the )?\w+(?: block| cube| box| one)?)\s+"
+                r"(?=(?:on|onto|on top of|in|into|next to|behind|under|beneath|in front of|to the (?:left|right) of)\b)"),
+     r"put \1 "),
+    (re.compile(r"^make ((?:the )?\w+(?: block| cube| box| one)?) (?:sit|rest|stand|be|go|end up)\s+(?=(?:on|onto|in|"
+                r"into|next|behind|under|beneath|to the)\b)"), r"put \1 "),
 ]
+# "green goes on red" -> "put green on red" (at a clause start)
+_GOES = re.compile(r"(^|[,;]\s*|\bthen\s+|\band\s+)((?:the )?\w+(?: block| cube| box| one)?) (?:goes|go|belongs|sits) "
+                   r"(?=(?:on|onto|on top of|in|into|next to|behind|under|beneath|in front of|to the)\b)")
 # "..., which is on top of the red one" -> "... on top of the red one"
 _WHICH_ON = re.compile(r",?\s*which (?:is|sits|stands|rests) (?=on\b|on top of\b)")
 _SO_THAT = re.compile(r"\b(stack|pile|arrange|put|place) (?:the blocks|the cubes|them|the objects) so that ")
@@ -110,6 +118,11 @@ def rephrase(text: str) -> str:
     for pat, rep in _GOAL_STATE:
         text = pat.sub(rep, text)
     text = _SO_THAT.sub(r"\1 ", text)
+    text = _GOES.sub(r"\1put \2 ", text)
+    text = re.sub(r"\bline (.+?) up\b", r"line up \1", text)
+    text = re.sub(r"\b(?:close|near) to\b", "next to", text)
+    text = re.sub(r"(?<!\bnext )\b(?:over )?to (the (?:\w+ )?(?:pad|mat|plate|tray))\b", r"onto \1", text)
+    text = re.sub(r"(?<!\bnext )\b(?:over )?to (the (?:\w+ )?(?:bowl|basket|bin|dustbin))\b", r"into \1", text)
     text = _WHICH_ON.sub(" ", text)
     text = _SUBJECT_ARM.sub(lambda m: f"{m.group(1)}with the {m.group(2)} {m.group(3)} ", text)
     text = _WHICH_ARM.sub(", then ", text)
