@@ -96,7 +96,8 @@ _GOAL_STATE = [
     (re.compile(r"^((?:the )?\w+ (?:block|cube|box|one)) (?:should|must|has to|needs to) (?:be|end up|sit|rest|go)\s+"
                 r"(?=(?:on|in|onto|next|to the|left|right|behind|under|beneath)\b)"), r"put \1 "),
     (re.compile(r"^(?:i|we) (?:want|need|would like|d like) ((?:the )?\w+(?: block| cube| box| one)?)\s+"
-                r"(?=(?:on|onto|on top of|in|into|next to|behind|under|beneath|in front of|to the (?:left|right) of)\b)"),
+                r"(?=(?:on|onto|on top of|in|into|next to|behind|under|beneath|in front of|"
+                r"to the (?:left|right) of)\b)"),
      r"put \1 "),
     (re.compile(r"^make ((?:the )?\w+(?: block| cube| box| one)?) (?:sit|rest|stand|be|go|end up)\s+(?=(?:on|onto|in|"
                 r"into|next|behind|under|beneath|to the)\b)"), r"put \1 "),
