@@ -125,6 +125,9 @@ def slot_subtasks(clause: str, refs: list[ObjectRef], arm: ArmHint | None) -> li
 
 def _parse_tower(clause: str, ctx: Ctx) -> list[Subtask]:
     refs = [r for r in noun_phrases(clause, ctx) if r.color]
+    if len(refs) == 1 or (not refs and not any(w in SIZE_WORDS or w == "size" for w in re.findall(r"[a-z]+", clause))):
+        raise RefusalError(f"cannot tell the order of the tower in {clause!r}: name the blocks from bottom to top, or "
+                           "say 'from largest to smallest'")
     if len(refs) < 2:
         small_base = bool(re.search(r"\bsmallest\b.*\b(?:to|first)\b.*\blargest\b", clause))
         sizes: list[SizeWord] = ["smallest", "medium", "largest"] if small_base else ["largest", "medium", "smallest"]

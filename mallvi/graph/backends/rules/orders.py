@@ -127,5 +127,5 @@ def _assign(text: str, items: list[tuple[ObjectRef, str | None]], kind: Kind) ->
     ends_only = all(p in ("first", "last") for _, p in items if p is not None)
     if n == 2 and ends_only and any(r.color for r in members.values()):
         raise RefusalError(f"the order in {text!r} names only the two ends; say where every object goes, or use "
-                           "'to the left of'")
+                           + ("'on top of'" if kind == "tower" else "'to the left of'"))
     return [members[k] for k in sorted(slot, key=lambda k: slot[k])]
