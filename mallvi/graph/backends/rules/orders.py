@@ -68,6 +68,9 @@ def positional_order(text: str) -> tuple[Kind, list[ObjectRef]] | None:
         return "tower", vertical
     vertical_words = re.search(r"\b(?:at|on) (?:the )?(?:very )?(?:bottom|base)\b", text)
     kind: Kind = "tower" if _TOWER_WORD.search(text) or vertical_words else "row"
+    if kind == "row" and not re.search(r"\b(?:left|right|leftmost|rightmost|row|line|arrange|order|sort|rank|middle|"
+                                       r"centre|center)\b", text):
+        return None  # "first X, then Y" with no row in sight is an order of actions, not of places
     patterns = _TOWER_POS if kind == "tower" else _ROW_POS
     items: list[tuple[ObjectRef, str | None]] = []
     for seg in _SEGMENT_RE.split(re.sub(r"\b(?:left|right) (?:arm|hand|gripper)s?\b", " ", text)):

@@ -39,7 +39,7 @@ _KNOWN = set(_TARGETS) | {
 }
 _ABBREVIATIONS = {
     "grn": "green", "blk": "block", "blks": "blocks", "blu": "blue", "plz": "please", "pls": "please",
-    "u": "you", "thx": "thanks", "ontop": "on top", "rgt": "right", "lft": "left",
+    "u": "you", "thx": "thanks", "teh": "the", "n": "and", "ontop": "on top", "rgt": "right", "lft": "left",
 }
 #: third-person and -ing forms of the grammar's verbs -> the plain verb
 _VERB_FORMS = {
@@ -96,6 +96,7 @@ _GOAL_STATE = [
     (re.compile(r"^((?:the )?\w+ (?:block|cube|box|one)) (?:should|must|has to|needs to) (?:be|end up|sit|rest|go)\s+"
                 r"(?=(?:on|in|onto|next|to the|left|right|behind|under|beneath)\b)"), r"put \1 "),
     (re.compile(r"^(?:i|we) (?:want|need|would like|d like) ((?:the )?\w+(?: block| cube| box| one)?)\s+"
+                r"(?:moved|placed|put|set|stacked)?\s*"
                 r"(?=(?:on|onto|on top of|in|into|next to|behind|under|beneath|in front of|"
                 r"to the (?:left|right) of)\b)"),
      r"put \1 "),
