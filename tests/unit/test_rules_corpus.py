@@ -26,8 +26,8 @@ from mallvi.graph.schemas import Plan, SceneMemory, SceneObject, Subtask
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "rules_corpus.yaml"
 PARTS = ("dev", "heldout")
-#: the share of each part that must come out correct (measured; a regression below it fails)
-FLOOR = {"dev": 0.0, "heldout": 0.0}
+#: the share of each part that came out correct when last measured (docs/graph.md); a regression below it fails
+FLOOR = {"dev": 141 / 146, "heldout": 67 / 72}
 
 Outcome = Literal["correct", "refused", "wrong"]
 CUBE_M = (0.05, 0.05, 0.05)

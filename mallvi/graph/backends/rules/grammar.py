@@ -87,7 +87,19 @@ def _parse_memory_place(clause: str, obj_text: str, mem_m: re.Match[str], ctx: C
                    memory=[MemoryTag(kind="previous_location", of=of_ref.key())], target=of_ref)
 
 
+_SIZE_DIRECTION = (r"\b(?:larg|big)\w* (?:one )?to (?:the )?(?:small|tin)", r"\b(?:small|tin)\w* (?:one )?to (?:the )?"
+                   r"(?:larg|big)")
+
+
+def _refuse_two_directions(clause: str) -> None:
+    """ "from largest to smallest and from smallest to largest", "left to right ... right to left"."""
+    for a, b in (_SIZE_DIRECTION, (r"\bleft to (?:the )?right\b", r"\bright to (?:the )?left\b")):
+        if re.search(a, clause) and re.search(b, clause):
+            raise RefusalError(f"contradictory order: both directions are asked for in {clause!r}")
+
+
 def _parse_arrange(clause: str, ctx: Ctx) -> list[Subtask]:
+    _refuse_two_directions(clause)
     rtl = bool(re.search(r"\bright to (?:the )?left\b", clause))
     body = re.sub(r"\bfrom (?:the )?(?:left|right) to (?:the )?(?:left|right)\b", " ", clause)
     by_size = bool(re.search(r"\bsize|\blarg|\bbig|\bsmall|\btiniest\b", body))
@@ -129,7 +141,11 @@ def _parse_tower(clause: str, ctx: Ctx) -> list[Subtask]:
         raise RefusalError(f"cannot tell the order of the tower in {clause!r}: name the blocks from bottom to top, or "
                            "say 'from largest to smallest'")
     if len(refs) < 2:
-        small_base = bool(re.search(r"\bsmallest\b.*\b(?:to|first)\b.*\blargest\b", clause))
+        small_base = bool(re.search(r"\bsmallest\b.*\bfirst\b.*\blargest\b|\b(?:small|tin)\w*\s+(?:\w+ )?(?:at|on) "
+                                    r"the bottom\b|\b(?:larg|big)\w*\s+(?:\w+ )?(?:at|on) (?:the )?top\b|"
+                                    + _SIZE_DIRECTION[1], clause))
+        if re.search(r"\btop to (?:the )?bottom\b", clause):
+            small_base = not small_base
         sizes: list[SizeWord] = ["smallest", "medium", "largest"] if small_base else ["largest", "medium", "smallest"]
         refs = [ObjectRef(phrase=f"the {s} block", size=s, label="block") for s in sizes]
     return [_place_subtask(clause, upper, "on", lower, ctx.arm, "stack") for lower, upper in pairwise(refs)]
@@ -157,9 +173,11 @@ def _parse_handover(clause: str, verb_end: int, ctx: Ctx) -> Subtask:
 
 
 def _parse_clause(clause: str, ctx: Ctx) -> list[Subtask]:
-    clause = re.sub(r"\bon (?:the )?top(?: of (?:the )?(?:stack|tower|pile))?$", "on it", clause)
-    if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b|\btower\b", clause):
+    if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b|\btower\b", clause) or (
+            find_verb(clause, STACK_VERBS) and any(re.search(d, clause) for d in _SIZE_DIRECTION)):
+        _refuse_two_directions(clause)
         return _parse_tower(clause, ctx)
+    clause = re.sub(r"\bon (?:the )?top(?: of (?:the )?(?:stack|tower|pile))?$", "on it", clause)
     if re.search(r"\bhand(?:\s|-)?over\b|\bhand off\b|\bpass\b|\bgive\b|\bfrom (?:the )?(?:left|right|one) "
                  r"(?:arm|hand|gripper) to\b|\b(?:hand|transfer|move)\b.*\bto (?:the )?(?:left|right|other) "
                  r"(?:arm|hand|gripper)\b|\b(?:hand|pass|give) (?:it|them|the \w+ \w+) back\b|^(?:hand|pass|give|"
