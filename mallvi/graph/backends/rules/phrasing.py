@@ -155,7 +155,8 @@ def refuse_unsupported(text: str) -> tuple[str, str | None]:
         excluded, text = m.group(1), text[: m.start()]
     neg = _NEGATION.search(text)
     if neg:
-        raise RefusalError(f"negations are not understood: {neg.group(0)!r} in {text!r} (say only what to do)")
+        word = re.sub(r" t$", "'t", neg.group(0))  # the apostrophe was dropped while normalising
+        raise RefusalError(f"negations are not understood: \"{word}\" in {text!r} (say only what to do)")
     alt = re.search(r"\b(?:or|either)\b", text)
     if alt:
         raise RefusalError(f"alternatives are not understood: {alt.group(0)!r} in {text!r} (name one target)")
