@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -16,7 +17,6 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext

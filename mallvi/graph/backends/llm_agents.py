@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import CallLog, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
@@ -26,7 +27,6 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.goals import Box, relation_holds
 from mallvi.graph.schemas import Predicate, SceneMemory, SceneObject
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext

@@ -14,13 +14,13 @@ import contextlib
 import math
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import CallLog
 from mallvi.graph.binding import candidates_of
 from mallvi.graph.goals import Box, evaluate
 from mallvi.graph.nodes.common import refs_of
 from mallvi.graph.refs import ResolutionError, resolve
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext

@@ -17,10 +17,10 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.geometry import ArmSide
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.robot_drivers.base import ArmSide
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext
