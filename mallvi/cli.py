@@ -240,9 +240,11 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
                 result = run_on_rig(instruction, cfg, args.calibration, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None)
             else:
+                from mallvi.bench.catalog import scene_catalog
+
                 result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
-                                    resume_thread=args.resume)
+                                    resume_thread=args.resume, catalog=scene_catalog())
     except (ConfigError, RefusalError) as e:
         raise UsageError(str(e)) from e
     except DriverError as e:
@@ -365,12 +367,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_perceive(args: argparse.Namespace) -> int:
-    from mallvi.perception.report import draw, perceive_sim
+    from mallvi.perception.report import draw, perceive_frame
+    from mallvi.sim_bridge.snapshot import truth_frame
 
     if args.image and (not Path(args.image).parent.is_dir() or not args.image.lower().endswith(".png")):
         raise UsageError(f"--image must be a .png path in an existing folder, got {args.image!r}")
     try:
-        result = perceive_sim(args.task, args.seed, args.perception, args.camera)
+        result = perceive_frame(args.task, args.seed, args.perception,
+                                lambda: truth_frame(args.task, args.seed, args.camera))
     except (KeyError, ValueError) as e:
         raise UsageError(str(e).strip("'\"")) from e
     if args.image:

@@ -10,7 +10,6 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,26 +20,10 @@ from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import SkillAPI
 from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.backends.base import AgentBackends
-from mallvi.graph.schemas import Detection2D, SceneObject
+from mallvi.graph.ports import PerceptionPort
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
-
-
-class PerceptionPort(Protocol):
-    """The perception the graph needs, in its own plain types (an adapter wraps mallvi.perception)."""
-
-    def scan(self, obs: Observation) -> list[SceneObject]:
-        """Every object perception finds in the frame, localised in 3D."""
-        ...
-
-    def detect(self, obs: Observation, queries: dict[str, str]) -> dict[str, list[Detection2D]]:
-        """Candidate boxes per query key ({object id: text query}); an unseen object maps to []."""
-        ...
-
-    def localize(self, obs: Observation, det: Detection2D) -> SceneObject | None:
-        """The 3D object behind a detection (grasp centre and extent), None if depth is unusable."""
-        ...
 
 
 class ArtifactStore:

@@ -48,7 +48,10 @@ _BASE = {
 NAME_MOVES: dict[str, tuple[dict[str, str], bool]] = {
     # old module: (name -> new module, whether the old module still exists for the names not listed)
     "mallvi.robot_drivers.base": (_BASE, False),
-    "mallvi.graph.context": ({"Budgets": "mallvi.config"}, True),
+    "mallvi.graph.context": ({"Budgets": "mallvi.config", "PerceptionPort": "mallvi.graph.ports"}, True),
+    "mallvi.graph.nodes.common": ({"refs_of": "mallvi.graph.refs", "plan_refs": "mallvi.graph.refs"}, True),
+    "mallvi.graph.binding": ({"candidates_of": "mallvi.graph.refs"}, True),
+    "mallvi.perception.segmentation": ({"SamSegmenter": "mallvi.perception.neural.sam"}, True),
 }
 
 #: file paths named in prose (docs, comments)
