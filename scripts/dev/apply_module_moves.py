@@ -6,6 +6,7 @@ Run it (or ``scripts/dev/apply_module_moves.sh``) on a branch that still uses th
 
 It is idempotent: a second run changes nothing. Every name imported from a split module is sent to the module
 that now holds it; a name the table does not know stops the run with its file and line, and nothing is written.
+In the agent backends (mallvi/graph/backends/) ``GraphContext`` becomes the narrow ``AgentContext`` protocol.
 """
 
 from __future__ import annotations
@@ -141,6 +142,11 @@ def rewrite(text: str, where: str = "<text>") -> str:
         return f"{where}:{text.count(chr(10), 0, pos) + 1}"
 
     text = _FROM_IMPORT.sub(lambda m: _split_from_import(m, line_of(m.start())), text)
+    if "mallvi/graph/backends/" in where.replace("\\", "/"):
+        # the agent backends see the run through graph.ports.AgentContext, never graph.context (an import circle)
+        text = text.replace("from mallvi.graph.context import GraphContext",
+                            "from mallvi.graph.ports import AgentContext")
+        text = re.sub(r"\bGraphContext\b", "AgentContext", text)
     return _dotted(text)
 
 

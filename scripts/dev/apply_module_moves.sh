@@ -17,7 +17,7 @@ pyfiles="$(printf '%s\n' "$changed" | grep '\.py$' || true)"
 if [ -n "$pyfiles" ]; then
     if [ -n "$ruff" ]; then
         # shellcheck disable=SC2086
-        "$ruff" check --select I --fix --quiet $pyfiles || true
+        "$ruff" check --select I --fix --quiet --config "lint.isort.known-first-party = ['mallvi']" $pyfiles || true
     else
         echo "apply_module_moves: ruff not found; run 'ruff check --select I --fix' on the files above" >&2
     fi
