@@ -71,6 +71,8 @@ _FROM_IMPORT = re.compile(
     re.MULTILINE,
 )
 LINE_LIMIT = 120
+#: a file containing this text is left as it is
+SKIP_MARK = "apply_module_moves: " + "skip"
 
 
 class UnknownNameError(ValueError):
@@ -174,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for f in iter_files(args.paths):
             old = f.read_text(encoding="utf-8")
+            if SKIP_MARK in old:  # e.g. docs/architecture.md, whose table names the old modules on purpose
+                continue
             new = rewrite(old, str(f))
             if new != old:
                 changed[f] = new

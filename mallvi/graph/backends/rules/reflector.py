@@ -1,7 +1,7 @@
 """Rules Reflector: re-observe, re-perceive and check the subtask's post-condition geometrically.
 
 When the main camera does not find the subtask's object, the scene is judged from the first extra camera that
-does (``GraphContext.extra_views``).
+does (``AgentContext.extra_views``).
 
 Blame: an Actor failure is blamed as the Actor classified it (reach -> Thinker, grasp -> Projector, object
 matching -> Grounder); an object that is gone from view -> Grounder; an object that did not move -> Projector
