@@ -11,7 +11,25 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from mallvi.contracts.geometry import ArmSide
+import numpy as np
+
+from mallvi.contracts.geometry import ArmSide, Pose
+
+
+def parse_pose_list(values: Sequence[float], what: str) -> Pose | str:
+    """Parse a skill's pose argument [x, y, z, qw, qx, qy, qz]; the pose, or a sentence saying why it is unusable."""
+    try:
+        v = [float(x) for x in values]
+    except (TypeError, ValueError):
+        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
+    if len(v) != 7:
+        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
+    if not all(np.isfinite(x) for x in v):
+        return f"{what} contains NaN or infinite values: {v}"
+    try:
+        return Pose.from_arrays(v[:3], v[3:])
+    except ValueError as e:
+        return f"{what}: {e}"
 
 
 class FailureKind(StrEnum):

@@ -6,7 +6,8 @@ Run it (or ``scripts/dev/apply_module_moves.sh``) on a branch that still uses th
 
 It is idempotent: a second run changes nothing. Every name imported from a split module is sent to the module
 that now holds it; a name the table does not know stops the run with its file and line, and nothing is written.
-In the agent backends (mallvi/graph/backends/) ``GraphContext`` becomes the narrow ``AgentContext`` protocol.
+In the agent backends (mallvi/graph/backends/) ``GraphContext`` becomes the narrow ``AgentContext`` protocol, and
+in the contracts (mallvi/contracts/) ``SafetyGuard`` becomes its contract ``MotionGuard``.
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ _BASE = {
     "ARM_SIDES": "mallvi.contracts.geometry",
     "parse_arm": "mallvi.contracts.geometry",
     "Pose": "mallvi.contracts.geometry",
-    "parse_pose_list": "mallvi.contracts.geometry",
+    "QUAT_NORM_TOL": "mallvi.contracts.geometry",
+    "quat_problem": "mallvi.contracts.geometry",
     "DriverError": "mallvi.contracts.errors",
     "DeviceNotConnectedError": "mallvi.contracts.errors",
     "StaleFrameError": "mallvi.contracts.errors",
     "UnknownObjectError": "mallvi.contracts.errors",
     "FailureKind": "mallvi.contracts.skills",
+    "Failure": "mallvi.contracts.skills",
+    "parse_pose_list": "mallvi.contracts.skills",
     "SkillResult": "mallvi.contracts.skills",
     "SkillAPI": "mallvi.contracts.skills",
     "ObjectInfo": "mallvi.contracts.world_model",
@@ -149,6 +153,11 @@ def rewrite(text: str, where: str = "<text>") -> str:
         text = text.replace("from mallvi.graph.context import GraphContext",
                             "from mallvi.graph.ports import AgentContext")
         text = re.sub(r"\bGraphContext\b", "AgentContext", text)
+    if "mallvi/contracts/" in where.replace("\\", "/"):
+        # a contract names the guard by its contract, never by robot_drivers' implementation (an upward import)
+        text = text.replace("from mallvi.robot_drivers.safety import SafetyGuard",
+                            "from mallvi.contracts.guard import MotionGuard")
+        text = re.sub(r"\bSafetyGuard\b", "MotionGuard", text)
     return _dotted(text)
 
 
