@@ -23,6 +23,7 @@ test: setup
 lint: setup
 	$(BIN)/ruff check mallvi tests scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -78,7 +78,7 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
     """Interactive capture on a real rig: the operator poses each arm (board on its gripper), Enter captures."""
     import numpy as np
 
-    from mallvi.robot_drivers.base import parse_arm
+    from mallvi.contracts.geometry import parse_arm
     from mallvi.robot_drivers.calibration import BoardSpec, detect_board
     from mallvi.robot_drivers.calibration_io import CalibrationView, CalibrationViews, save_views, write_view_image
     from mallvi.robot_drivers.config_piper import PiperConfig
@@ -128,7 +128,7 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from mallvi.robot_drivers.base import DriverError
+    from mallvi.contracts.errors import DriverError
     from mallvi.robot_drivers.calibration import CalibrationError
     from mallvi.robot_drivers.calibration_io import (
         CalibrationFileError,
@@ -217,10 +217,10 @@ def _native_stdout_to_stderr() -> Iterator[None]:
 
 def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
+    from mallvi.contracts.errors import DriverError
     from mallvi.graph.backends.base import RefusalError
     from mallvi.graph.cli_support import config_from_args, default_trace_dir, precheck, summary_lines
     from mallvi.graph.sim_run import run_in_sim
-    from mallvi.robot_drivers.base import DriverError
 
     try:
         cfg = config_from_args(args)
@@ -240,9 +240,11 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
                 result = run_on_rig(instruction, cfg, args.calibration, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None)
             else:
+                from mallvi.bench.catalog import scene_catalog
+
                 result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
-                                    resume_thread=args.resume)
+                                    resume_thread=args.resume, catalog=scene_catalog())
     except (ConfigError, RefusalError) as e:
         raise UsageError(str(e)) from e
     except DriverError as e:
@@ -365,12 +367,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_perceive(args: argparse.Namespace) -> int:
-    from mallvi.perception.report import draw, perceive_sim
+    from mallvi.perception.report import draw, perceive_frame
+    from mallvi.sim_bridge.snapshot import truth_frame
 
     if args.image and (not Path(args.image).parent.is_dir() or not args.image.lower().endswith(".png")):
         raise UsageError(f"--image must be a .png path in an existing folder, got {args.image!r}")
     try:
-        result = perceive_sim(args.task, args.seed, args.perception, args.camera)
+        result = perceive_frame(args.task, args.seed, args.perception,
+                                lambda: truth_frame(args.task, args.seed, args.camera))
     except (KeyError, ValueError) as e:
         raise UsageError(str(e).strip("'\"")) from e
     if args.image:

@@ -1,12 +1,10 @@
-"""Run configuration: backends, model endpoint, perception, robot and ablation switches (validated on creation)."""
+"""Run configuration: backends, model endpoint, perception, robot, ablation switches and the graph's retry budgets."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from typing import Literal
-
-from mallvi.graph.context import Budgets
 
 Backend = Literal["rules", "llm"]
 PerceptionMode = Literal["sim", "color", "neural"]
@@ -15,6 +13,27 @@ AGENTS = ("decomposer", "descriptor", "perceptor", "grounder", "thinker", "refle
 
 class ConfigError(ValueError):
     """An invalid option or combination of options (reported as bad input)."""
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Retry budgets; the recursion limit is derived from them (``recursion_limit``)."""
+
+    max_attempts_per_subtask: int = 4
+    rescan_after_failures: int = 2
+    max_rescans_per_subtask: int = 1
+    max_subtasks: int = 12
+    max_total_attempts: int = 30
+
+    def __post_init__(self) -> None:
+        if self.max_attempts_per_subtask < 1 or self.max_subtasks < 1 or self.max_total_attempts < 1:
+            raise ValueError("budgets must allow at least one attempt and one subtask")
+
+    def recursion_limit(self, n_subtasks: int | None = None) -> int:
+        """Super-steps a run may need: start + per attempt (dispatch..reflector, 8 steps) + re-scans."""
+        n = min(n_subtasks or self.max_subtasks, self.max_subtasks)
+        attempts = min(n * self.max_attempts_per_subtask, self.max_total_attempts + n)
+        return 4 + attempts * 9 + n * self.max_rescans_per_subtask * 2 + 10
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ CASES = [
 
 
 def _run(job: tuple[str, str, int, str, str, str | None]) -> dict[str, Any]:
+    from mallvi.bench.catalog import scene_catalog
     from mallvi.config import RunConfig
     from mallvi.graph.sim_run import run_in_sim
 
@@ -37,7 +38,7 @@ def _run(job: tuple[str, str, int, str, str, str | None]) -> dict[str, Any]:
                     single_agent=agent == "single", contingency=contingency)
     t0 = time.perf_counter()
     try:
-        r = run_in_sim(instruction, task, seed, cfg)
+        r = run_in_sim(instruction, task, seed, cfg, catalog=scene_catalog())
     except Exception as e:  # a crash is a data point, not the end of the measurement
         return {"instruction": instruction, "task": task, "seed": seed, "success": False, "graph_success": False,
                 "status": f"crash: {type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}

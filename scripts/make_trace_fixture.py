@@ -29,8 +29,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from mallvi.logviz.capture import TraceCallbackHandler
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.capture import TraceCallbackHandler
+from mallvi.tracing.trace import TraceWriter
 
 W, H = 320, 240
 CUBES = {  # name -> (pixel centre, BGR colour, world xyz in metres)
@@ -399,12 +399,13 @@ def record_bench(out: Path) -> None:
 
 def record_real_run(out: Path, task: str, seed: int) -> None:
     """A run of the real controller (rules backend) on the SAPIEN scene, traced as ``mallvi run`` traces it."""
+    from mallvi.bench.catalog import scene_catalog
     from mallvi.config import RunConfig
     from mallvi.graph.sim_run import run_in_sim
 
     if out.exists():
         shutil.rmtree(out)
-    result = run_in_sim(None, task, seed, RunConfig(), trace_dir=out)
+    result = run_in_sim(None, task, seed, RunConfig(), trace_dir=out, catalog=scene_catalog())
     print(f"real run {task} seed {seed}: success={result.success} status={result.status} attempts={result.attempts}")
 
 

@@ -6,13 +6,8 @@ An object that is not in the scene, an ambiguous reference or an impossible hand
 from __future__ import annotations
 
 from mallvi.graph.backends.base import RefusalError
-from mallvi.graph.nodes.common import plan_refs
-from mallvi.graph.refs import Candidate, ResolutionError, resolve
-from mallvi.graph.schemas import Plan, Predicate, SceneMemory, SceneObject
-
-
-def candidates_of(objects: list[SceneObject]) -> list[Candidate]:
-    return [Candidate(o.id, o.label, o.color, o.size_m[0] * o.size_m[1] * o.size_m[2], o.position_m) for o in objects]
+from mallvi.graph.refs import ResolutionError, candidates_of, plan_refs, resolve
+from mallvi.graph.schemas import Plan, Predicate, SceneMemory
 
 
 def bind_plan(plan: Plan, scene: SceneMemory, previous: dict[str, str] | None = None) -> dict[str, str]:

@@ -10,55 +10,20 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.config import Budgets
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.skills import SkillAPI
+from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.backends.base import AgentBackends
-from mallvi.graph.schemas import Detection2D, SceneObject
-from mallvi.logviz.trace import TraceWriter
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, SkillAPI, WorldModel
+from mallvi.graph.ports import PerceptionPort
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
-
-
-class PerceptionPort(Protocol):
-    """The perception the graph needs, in its own plain types (an adapter wraps mallvi.perception)."""
-
-    def scan(self, obs: Observation) -> list[SceneObject]:
-        """Every object perception finds in the frame, localised in 3D."""
-        ...
-
-    def detect(self, obs: Observation, queries: dict[str, str]) -> dict[str, list[Detection2D]]:
-        """Candidate boxes per query key ({object id: text query}); an unseen object maps to []."""
-        ...
-
-    def localize(self, obs: Observation, det: Detection2D) -> SceneObject | None:
-        """The 3D object behind a detection (grasp centre and extent), None if depth is unusable."""
-        ...
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """Retry budgets; the recursion limit is derived from them (``recursion_limit``)."""
-
-    max_attempts_per_subtask: int = 4
-    rescan_after_failures: int = 2
-    max_rescans_per_subtask: int = 1
-    max_subtasks: int = 12
-    max_total_attempts: int = 30
-
-    def __post_init__(self) -> None:
-        if self.max_attempts_per_subtask < 1 or self.max_subtasks < 1 or self.max_total_attempts < 1:
-            raise ValueError("budgets must allow at least one attempt and one subtask")
-
-    def recursion_limit(self, n_subtasks: int | None = None) -> int:
-        """Super-steps a run may need: start + per attempt (dispatch..reflector, 8 steps) + re-scans."""
-        n = min(n_subtasks or self.max_subtasks, self.max_subtasks)
-        attempts = min(n * self.max_attempts_per_subtask, self.max_total_attempts + n)
-        return 4 + attempts * 9 + n * self.max_rescans_per_subtask * 2 + 10
 
 
 class ArtifactStore:

@@ -1,11 +1,12 @@
-"""Resolving an instruction's object references against a list of objects (perceived or simulator truth)."""
+"""An instruction's object references: collecting them from a plan and resolving them against a list of objects
+(perceived or simulator truth)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mallvi.graph.schemas import ObjectRef
+from mallvi.graph.schemas import ObjectRef, Plan, SceneObject, Subtask
 
 #: words that name the same kind of object
 LABEL_SYNONYMS: dict[str, str] = {
@@ -35,6 +36,30 @@ class Candidate:
     color: str | None
     volume_m3: float
     position_m: tuple[float, float, float]
+
+
+def candidates_of(objects: list[SceneObject]) -> list[Candidate]:
+    """Scene objects as resolution candidates."""
+    return [Candidate(o.id, o.label, o.color, o.size_m[0] * o.size_m[1] * o.size_m[2], o.position_m) for o in objects]
+
+
+def refs_of(subtask: Subtask) -> list[ObjectRef]:
+    """The subtask's distinct references: object, target, then group members."""
+    refs = [subtask.obj] + ([subtask.target] if subtask.target else []) + list(subtask.group)
+    out: list[ObjectRef] = []
+    for r in refs:
+        if r.key() not in {o.key() for o in out}:
+            out.append(r)
+    return out
+
+
+def plan_refs(plan: Plan) -> dict[str, ObjectRef]:
+    """Every distinct reference of the plan by its key, in order of first mention."""
+    refs: dict[str, ObjectRef] = {}
+    for s in plan.subtasks:
+        for r in refs_of(s):
+            refs.setdefault(r.key(), r)
+    return refs
 
 
 class ResolutionError(LookupError):

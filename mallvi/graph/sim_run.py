@@ -12,17 +12,20 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from mallvi.config import ConfigError, RunConfig
 from mallvi.graph.context import ArtifactStore, GraphContext
 from mallvi.graph.goals import PredicateResult, evaluate, truth_boxes
-from mallvi.graph.nodes.common import plan_refs
+from mallvi.graph.refs import plan_refs
 from mallvi.graph.runner import Decider, GraphOutcome, drive
 from mallvi.graph.state import GraphState
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
+
+if TYPE_CHECKING:  # the simulator is imported when a run starts, not with this module
+    from mallvi.sim_bridge.catalog import SceneCatalog, SuccessCheck
 
 log = logging.getLogger(__name__)
 
@@ -85,16 +88,19 @@ def run_in_sim(
     progress: Callable[[str], None] | None = None,
     checkpoint_path: str | Path | None = None,
     resume_thread: str | None = None,
+    catalog: SceneCatalog | None = None,
 ) -> RunResult:
-    """Build the scene, run the graph on it and judge the result by simulator truth."""
+    """Build the scene, run the graph on it and judge the result by simulator truth.
+
+    ``catalog`` holds the scenes ``task`` may name and their success checks (``mallvi.bench.catalog`` adds the
+    benchmark's); without one, only the simulator's built-in scenes, judged by the goal predicates.
+    """
     check_available(cfg)
     t_start = time.perf_counter()
-    from mallvi.bench.scenes_tier2 import register_bench_scenes
-    from mallvi.sim_bridge.scenes import get_scene
+    from mallvi.sim_bridge.catalog import builtin_catalog
 
-    register_bench_scenes()  # every ST-BiBench task's scene can be named with --task, not only the shared ones
     try:
-        get_scene(task)
+        entry = (catalog if catalog is not None else builtin_catalog()).get(task)
     except KeyError as e:
         raise ConfigError(str(e)) from e
     from mallvi.graph.backends.factory import make_backends
@@ -115,7 +121,7 @@ def run_in_sim(
 
     try:
         budgets = budgets_for_contingency(cfg.contingency, cfg.budgets)
-        world = SimWorld.create(task, seed, **create_kw)
+        world = SimWorld.create(entry.spec, seed, **create_kw)
     except ContingencySpecError as e:
         raise ConfigError(f"--contingency: {e}") from e
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
@@ -135,7 +141,7 @@ def run_in_sim(
         )
         callbacks = []
         if trace is not None:
-            from mallvi.logviz.capture import TraceCallbackHandler
+            from mallvi.tracing.capture import TraceCallbackHandler
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=text, task=task, seed=seed,
@@ -156,7 +162,7 @@ def run_in_sim(
                                    decide=decide, interrupt_before_actor=cfg.dry_run)
         if cfg.dry_run and outcome.status == "paused":
             outcome = outcome.model_copy(update={"status": "planned"})
-        success, source, checks = judge_truth(world, instruction, task, state, outcome)
+        success, source, checks = judge_truth(world, instruction, entry.success, state, outcome)
         result = RunResult(
             instruction=text, task=task, seed=seed, success=success, success_source=source,
             graph_success=outcome.graph_success, status=outcome.status, goal=outcome.goal, goal_check=checks,
@@ -205,18 +211,18 @@ def fault_event_writer(trace: TraceWriter) -> Callable[[dict[str, Any]], None]:
     return write
 
 
-def judge_truth(world: Any, instruction: str | None, task: str, state: GraphState,
+def judge_truth(world: Any, instruction: str | None, success_check: SuccessCheck | None, state: GraphState,
                 outcome: GraphOutcome) -> tuple[bool, str, list[PredicateResult]]:
-    """(success, where the judgement comes from, predicate checks) from simulator truth."""
+    """(success, where the judgement comes from, predicate checks) from simulator truth.
+
+    The scene's own instruction (``instruction`` None) is judged by its ``success_check`` when it has one.
+    """
     if outcome.status in ("refused", "paused", "planned"):
         return False, "not run", []
     if instruction is None:
-        try:
-            from mallvi.bench.tasks import get_task
-
-            return bool(get_task(task).check_success(world)), "simulator: task success check", []
-        except (ImportError, KeyError, AttributeError) as e:
-            log.warning("no benchmark success check for %s (%s); using the goal predicates", task, e)
+        if success_check is not None:
+            return bool(success_check(world)), "simulator: task success check", []
+        log.info("scene %s has no success check; using the goal predicates", getattr(world, "scene_name", "?"))
     plan = state.get("plan")
     if plan is None or not plan.goal:
         return False, "simulator: no goal predicates", []

@@ -1,1 +1,1 @@
-"""Run traces (schema, writer, reader, graph capture) and the Dash trace viewer."""
+"""Reading run traces and the Dash trace viewer (traces are written by mallvi.tracing)."""

@@ -1,7 +1,8 @@
-"""Run perception on one simulator scene and describe what it saw (behind ``mallvi perceive``)."""
+"""Run perception on one frame and describe what it saw beside the true objects (behind ``mallvi perceive``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,11 +10,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.pipeline import make_perception
+from mallvi.perception.projection import project
 from mallvi.perception.scene_graph import SceneGraph
-
-SIM_CAMERAS = ("head", "front")
 
 
 @dataclass
@@ -38,26 +38,18 @@ class PerceiveResult:
         }
 
 
-def perceive_sim(scene: str, seed: int, mode: str = "color", camera: str = "head") -> PerceiveResult:
-    """Build ``scene`` at ``seed``, render ``camera`` and describe it with the ``mode`` pipeline.
+def perceive_frame(
+    scene: str, seed: int, mode: str, take_frame: Callable[[], tuple[Observation, Mapping[str, Sequence[float]]]]
+) -> PerceiveResult:
+    """Describe one frame with the ``mode`` pipeline and match each perceived object to the nearest true object.
 
-    Raises ValueError for an unknown mode or camera and KeyError for an unknown scene, before anything runs.
+    ``take_frame`` returns the frame and the true object centres (world frame, metres); it is called only after
+    ``mode`` is known to be valid (ValueError otherwise), so a bad mode builds nothing.
     """
-    if camera not in SIM_CAMERAS:
-        raise ValueError(f"unknown camera {camera!r}; choose one of {list(SIM_CAMERAS)}")
     perception = make_perception(mode)
-    from mallvi.sim_bridge.scenes import get_scene
-    from mallvi.sim_bridge.world import SimWorld
-
-    get_scene(scene)
-    with SimWorld.create(scene, seed, cameras=(camera,)) as world:
-        obs = world.observe(camera)
-        graph = perception.describe(obs)
-        truth = {}
-        for name in world.truth.object_names():
-            info = world.truth.get_object(name)
-            truth[name] = np.asarray(info.points["center"].position_m if "center" in info.points
-                                     else info.pose.position_m)
+    obs, centres = take_frame()
+    graph = perception.describe(obs)
+    truth = {name: np.asarray(c, dtype=float) for name, c in centres.items()}
     nearest: dict[str, tuple[str, float]] = {}
     for o in graph.objects:
         if truth:
@@ -69,8 +61,6 @@ def perceive_sim(scene: str, seed: int, mode: str = "color", camera: str = "head
 
 def draw(obs: Observation, graph: SceneGraph) -> NDArray[np.uint8]:
     """The frame (RGB) with each scene-graph object's centre and id drawn in."""
-    from mallvi.perception.projection import project
-
     img = np.ascontiguousarray(obs.rgb.copy())
     if not graph.objects:
         return img

@@ -4,7 +4,7 @@
 - ColorMaskSegmenter: the detection's colour inside its (slightly grown) box, largest component; falls back to
   GrabCut for detections without a colour.
 - BoxGrabCutSegmenter: OpenCV GrabCut initialised from the box.
-- SamSegmenter (mallvi.perception.neural.sam): SAM with a box prompt.
+- SamSegmenter: SAM with a box prompt, in mallvi.perception.neural.sam (it needs torch; it builds on this module).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
-from mallvi.perception.observation import Observation
 from mallvi.perception.types import Detection
 
 Mask = NDArray[np.bool_]
@@ -127,12 +127,3 @@ class ColorMaskSegmenter:
         full[rows, cols] = local
         return full
 
-
-def __getattr__(name: str) -> object:
-    """``SamSegmenter`` lives in ``mallvi.perception.neural.sam`` (it needs torch); importing it from here works
-    too, without loading torch for the other segmenters."""
-    if name == "SamSegmenter":
-        from mallvi.perception.neural.sam import SamSegmenter
-
-        return SamSegmenter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, ObjectInfo, Pose, SkillResult
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.pivot_grasp import (
     FINGER_SLACK_M,
     LYING_LENGTH_RATIO,

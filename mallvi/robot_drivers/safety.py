@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 
 Vec3 = tuple[float, float, float]
 Box = tuple[Vec3, Vec3]

@@ -1,1 +1,1 @@
-"""The SAPIEN dual-arm tabletop: world, embodiment, objects, planners and skills."""
+"""The SAPIEN dual-arm tabletop: world, objects, scenes, planners and skills."""

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mallvi.robot_drivers.base import ArmSide, Pose, SkillResult
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import SkillResult
 from mallvi.sim_bridge.contingency import push_out_of_grasp
 from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, frame_from, leaned_top_grasps
 from mallvi.sim_bridge.motion import Motion

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 import sapien
 
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 from mallvi.robot_drivers.sim import SimArm
 from mallvi.sim_bridge.scene_spec import SimObject
 

@@ -16,7 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, Pose, SkillResult
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import SkillResult
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import grasp_frames
 

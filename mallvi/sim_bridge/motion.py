@@ -15,7 +15,7 @@ import numpy as np
 import sapien
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.planning import PlanResult

@@ -114,15 +114,17 @@ def test_malformed_actions_fail_with_a_reason_and_move_nothing() -> None:
         w.close()
 
 
-def test_bench_scenes_join_the_shared_registry_once() -> None:
-    from mallvi.bench.scenes_tier2 import register_bench_scenes
-    from mallvi.sim_bridge.scenes import get_scene
+def test_bench_scenes_reach_runs_through_the_catalogue_and_leave_the_shared_registry_alone() -> None:
+    from mallvi.bench.catalog import scene_catalog
+    from mallvi.sim_bridge.scenes import scene_names
 
-    register_bench_scenes()
-    assert register_bench_scenes() == []  # idempotent
-    spec = get_scene("place_cans_plasticbox")
-    assert spec.arm_spacing_m == 0.7 and "planning" in spec.tags
-    w = SimWorld.create("hanging_mug", 100000, render=False)
+    before = scene_names()
+    catalog = scene_catalog()
+    assert scene_names() == before and "place_cans_plasticbox" not in before
+    entry = catalog.get("place_cans_plasticbox")
+    assert entry.spec.arm_spacing_m == 0.7 and "planning" in entry.spec.tags and entry.success is not None
+    assert catalog.get("blocks_free").success is None  # a built-in scene without a benchmark task
+    w = SimWorld.create(catalog.get("hanging_mug").spec, 100000, render=False)
     try:
         assert {"mug", "rack"} <= set(w.objects)
     finally:

@@ -8,8 +8,8 @@ from pathlib import Path
 from mallvi.bench.agents.graph_agent import GraphAgent
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.episode import run_episode, trace_dir
-from mallvi.graph.context import Budgets
-from mallvi.logviz.trace import read_events
+from mallvi.config import Budgets
+from mallvi.tracing.trace import read_events
 
 
 def test_bench_graph_agent_uses_the_level_budget() -> None:
@@ -33,12 +33,12 @@ def test_bench_episode_traces_injected_faults(tmp_path: Path) -> None:
 
 
 def test_mallvi_run_accepts_every_benchmark_scene() -> None:
-    """Every ST-BiBench task's scene is registered, so `mallvi run --task NAME` knows all of them."""
-    from mallvi.bench.scenes_tier2 import register_bench_scenes
+    """Every ST-BiBench task's scene is in the catalogue `mallvi run` is given, with the task's success check."""
+    from mallvi.bench.catalog import scene_catalog
     from mallvi.bench.tasks import TASKS
-    from mallvi.sim_bridge.scenes import scene_names
 
-    register_bench_scenes()
+    catalog = scene_catalog()
     for name, cls in TASKS.items():
-        scene = cls().shared_scene or name
-        assert scene in scene_names(), f"{name}: its scene {scene!r} is not registered"
+        entry = catalog.get(name)
+        assert entry.success is not None, f"{name}: no success check"
+        assert entry.spec.name == (cls().shared_scene or name), f"{name}: runs in {entry.spec.name!r}"

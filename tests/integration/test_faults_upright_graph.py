@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mallvi.bench.catalog import scene_catalog
 from mallvi.config import RunConfig
 from mallvi.graph.sim_run import run_in_sim
-from mallvi.logviz.trace import read_events
+from mallvi.tracing.trace import read_events
 
 SEED = 12  # knock_over at the hand-over spot, then a missed grasp (seeds 0-19 at medium: see docs/faults.md)
 
 
 def test_a_knocked_over_block_is_stood_up_and_the_handover_still_succeeds(tmp_path: Path) -> None:
     r = run_in_sim(None, "handover_block", SEED, RunConfig(perception="color", contingency="medium"),
-                   trace_dir=tmp_path)
+                   trace_dir=tmp_path, catalog=scene_catalog())
     assert r.success and r.graph_success and r.status == "succeeded", r.failure_report
     events = list(read_events(tmp_path))
     faults = [e["fault"] for e in events if e["kind"] == "fault_injected"]
@@ -30,5 +31,5 @@ def test_a_knocked_over_block_is_stood_up_and_the_handover_still_succeeds(tmp_pa
 
 def test_without_the_reflector_the_same_episode_leaves_the_block_where_it_fell() -> None:
     r = run_in_sim(None, "handover_block", SEED, RunConfig(perception="color", contingency="medium",
-                                                           reflector=False))
+                                                           reflector=False), catalog=scene_catalog())
     assert not r.success

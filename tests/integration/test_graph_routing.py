@@ -6,11 +6,10 @@ import json
 import sys
 from pathlib import Path
 
-from mallvi.config import LlmConfig
+from mallvi.config import Budgets, LlmConfig
 from mallvi.graph.backends.llm import LlmClient
 from mallvi.graph.backends.llm_agents import LlmDecomposer, LlmReflector
 from mallvi.graph.backends.rules import rules_backends
-from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

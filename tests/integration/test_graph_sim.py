@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mallvi.bench.catalog import scene_catalog
 from mallvi.cli import main
 from mallvi.config import RunConfig
 from mallvi.graph.sim_run import run_in_sim
@@ -32,7 +33,7 @@ def test_rules_backend_succeeds_in_the_simulator(instruction: str, task: str, se
 
 @pytest.mark.slow
 def test_without_an_instruction_the_scene_instruction_and_task_check_are_used() -> None:
-    r = run_in_sim(None, "handover_block", 1, RunConfig(perception="color"))
+    r = run_in_sim(None, "handover_block", 1, RunConfig(perception="color"), catalog=scene_catalog())
     assert r.instruction and r.success_source == "simulator: task success check"
     assert r.success and r.graph_success, r.failure_report
 
@@ -138,7 +139,7 @@ def test_cli_llm_backend_in_the_simulator_over_http(monkeypatch: pytest.MonkeyPa
     import sys
     from pathlib import Path
 
-    from mallvi.logviz.trace import read_events
+    from mallvi.tracing.trace import read_events
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.fixtures.graph_openai_server import FakeOpenAIServer

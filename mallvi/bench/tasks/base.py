@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
@@ -12,9 +11,11 @@ import sapien
 from numpy.typing import NDArray
 
 from mallvi.bench.tiers import TierName
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, SkillAPI
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.skills import SkillAPI
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError, SceneSpec, SimObject
+from mallvi.sim_bridge.scenes import get_scene
 
 #: A gripper counts as open above this normalised opening and as closed below CLOSED_BELOW (benchmark values).
 OPEN_ABOVE = 0.8
@@ -64,11 +65,7 @@ class BenchTask(ABC):
     def scene_spec(self) -> SceneSpec:
         """The scene this task runs in."""
         if self.shared_scene is not None:
-            scenes = importlib.import_module("mallvi.sim_bridge.scenes")
-            spec = scenes.get_scene(self.shared_scene)
-            if not isinstance(spec, SceneSpec):
-                raise TypeError(f"scene registry returned {type(spec).__name__} for {self.shared_scene!r}")
-            return spec
+            return get_scene(self.shared_scene)
         return SceneSpec(
             name=self.name,
             build=self.build_scene,

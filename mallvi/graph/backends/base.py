@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from mallvi.contracts.observation import Observation
+from mallvi.graph.ports import AgentContext
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -16,10 +18,6 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
-
-if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
 
 
 class RefusalError(ValueError):
@@ -44,7 +42,7 @@ class DecomposerBackend(Protocol):
 
 
 class DescriptorBackend(Protocol):
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         ...
 
 
@@ -66,7 +64,7 @@ class GrounderBackend(Protocol):
 class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog,
     ) -> ActionPlan:
         ...
 
@@ -74,7 +72,7 @@ class ThinkerBackend(Protocol):
 class ReflectorBackend(Protocol):
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         ...
 

@@ -6,14 +6,15 @@ Answers that name objects which do not exist are rejected (and re-asked), never 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import CallLog, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
 from mallvi.graph.backends.rules.plan_checks import check_consistency
+from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, lies_on_side, tall_at_first
 from mallvi.graph.schemas import (
     ActionPlan,
@@ -26,10 +27,6 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
-
-if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
 
 
 def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
@@ -78,7 +75,7 @@ class LlmDescriptor:
     def __init__(self, client: LlmClient) -> None:
         self.client = client
 
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         objects = ctx.perception.scan(obs)
         ids = {o.id for o in objects}
 
@@ -150,7 +147,7 @@ class LlmThinker:
 
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog,
     ) -> ActionPlan:
         def check(a: ActionPlan) -> None:
             bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
@@ -176,7 +173,7 @@ class LlmReflector:
 
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         after = ctx.perception.scan(obs)
 

@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.graph.context import GraphContext
-from mallvi.graph.schemas import NodeRecord, ObjectRef, Plan, Subtask
+from mallvi.graph.schemas import NodeRecord, Subtask
 from mallvi.graph.state import GraphState
 
 NodeFn = Callable[[GraphState, Runtime[GraphContext]], dict[str, Any]]
@@ -41,23 +41,6 @@ def current_subtask(state: GraphState) -> Subtask:
     if plan is None or idx >= len(plan.subtasks):
         raise RuntimeError("no current subtask")  # the router never sends us here then
     return plan.subtasks[idx]
-
-
-def refs_of(subtask: Subtask) -> list[ObjectRef]:
-    refs = [subtask.obj] + ([subtask.target] if subtask.target else []) + list(subtask.group)
-    out: list[ObjectRef] = []
-    for r in refs:
-        if r.key() not in {o.key() for o in out}:
-            out.append(r)
-    return out
-
-
-def plan_refs(plan: Plan) -> dict[str, ObjectRef]:
-    refs: dict[str, ObjectRef] = {}
-    for s in plan.subtasks:
-        for r in refs_of(s):
-            refs.setdefault(r.key(), r)
-    return refs
 
 
 def attempt_of(state: GraphState) -> int:

@@ -10,6 +10,8 @@ from typing import Any
 
 from dash import dcc, html
 
+from mallvi.bench import anchors
+from mallvi.bench.tiers import parse_tier
 from mallvi.logviz.catalog import read_json, read_jsonl
 from mallvi.logviz.components.runlist import run_href
 
@@ -69,30 +71,24 @@ def parse_results(results: Any) -> tuple[str, list[TaskRow]]:
 def paper_tier_average(tier: str, model: str) -> float | None:
     """The paper's overall average of one model on a tier, from ``mallvi.bench.anchors`` (None if unknown)."""
     try:
-        from mallvi.bench import anchors
-
-        value = anchors.tier_average(tier, model)  # type: ignore[arg-type]
-    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+        return _num(anchors.tier_average(parse_tier(tier), model))
+    except ValueError:  # a results file naming a tier this version does not know
         return None
-    return _num(value)
 
 
 def paper_numbers(tier: str, tasks: list[str]) -> dict[str, dict[str, float | None]]:
-    """model -> task -> the paper's % from ``mallvi.bench.anchors`` (empty when unavailable)."""
+    """model -> task -> the paper's % from ``mallvi.bench.anchors`` (empty for an unknown tier)."""
     try:
-        from mallvi.bench import anchors
-    except ImportError:
+        tier_name = parse_tier(tier)
+    except ValueError as e:
+        log.warning("no paper numbers: %s", e)
         return {}
+    available = anchors.models(tier_name)
+    wanted = [m for m in anchors.DEFAULT_ANCHOR_MODELS if m in available]
     out: dict[str, dict[str, float | None]] = {}
-    try:
-        available = anchors.models(tier)  # type: ignore[arg-type]
-        wanted = [m for m in getattr(anchors, "DEFAULT_ANCHOR_MODELS", available) if m in available]
-        for model in wanted[:MAX_PAPER_MODELS]:
-            scores = anchors.task_scores(tier, model)  # type: ignore[arg-type]
-            out[model] = {t: scores.get(t) for t in tasks}
-    except (KeyError, AttributeError, TypeError, ValueError) as e:
-        log.warning("no paper numbers for tier %r: %s", tier, e)
-        return {}
+    for model in wanted[:MAX_PAPER_MODELS]:
+        scores = anchors.task_scores(tier_name, model)
+        out[model] = {t: scores.get(t) for t in tasks}
     return out
 
 

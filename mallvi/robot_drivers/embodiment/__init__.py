@@ -1,0 +1,1 @@
+"""Arm descriptions for the simulator and the rig's planner: the default Piper-kinematics arm (URDF + SRDF)."""
