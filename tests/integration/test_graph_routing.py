@@ -12,6 +12,7 @@ from mallvi.graph.backends.llm_agents import LlmDecomposer, LlmReflector
 from mallvi.graph.backends.rules import rules_backends
 from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
+from mallvi.robot_drivers.base import FailureKind, SkillResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.fixtures.graph_fakes import FakeWorld, fake_context, scripted_chat
@@ -123,7 +124,8 @@ def test_a_mislocalised_object_fails_in_the_actor_instead_of_using_the_true_name
 
 def test_a_skill_failure_goes_back_to_the_agent_the_actor_blames() -> None:
     world = _world()
-    world.fail_next["place_actor"] = "cannot bring green_block above the target: no inverse-kinematics solution"
+    world.fail_next["place_actor"] = SkillResult.failure(
+        "cannot bring green_block above the target: no inverse-kinematics solution", FailureKind.UNREACHABLE)
     out, _ = drive(fake_context(world), "stack the green block on the red block")
     seq = out.node_sequence
     assert out.status == "succeeded"

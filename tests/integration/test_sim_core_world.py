@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sapien
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, DriverError
+from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, DriverError, FailureKind
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.randomization import table_pose
@@ -196,7 +196,7 @@ def test_closing_on_nothing_holds_nothing_and_16_dim_action_moves_both_arms(worl
     assert r.data["held"] == {"left": None, "right": None}
     assert world.arms["left"].finger_gap_m() < 0.003  # the fingers really closed
     held, why = world.holder.try_hold("left")
-    assert held is None and "closed on nothing" in why
+    assert held is None and why is not None and why.kind == FailureKind.GRASP_EMPTY and "closed on nothing" in str(why)
     r = world.skills.get_arm_pose("left")
     assert r.ok and np.allclose(r.data["pose"][:3], world.arms["left"].ee_pose().p, atol=1e-3)
     assert abs(float(np.linalg.norm(r.data["pose"][3:])) - 1.0) < 1e-3  # a unit quaternion [w, x, y, z]
