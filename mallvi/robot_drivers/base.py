@@ -104,7 +104,7 @@ QUAT_NORM_TOL = 1e-3
 
 def parse_pose_list(values: object, what: str) -> Pose | Failure:
     """Parse a skill's pose argument [x, y, z, qw, qx, qy, qz]: the pose, or a ``BAD_PARAMETERS`` failure saying
-    why it is unusable. A quaternion whose norm is off 1 by more than ``QUAT_NORM_TOL`` is refused, not
+    why it is unusable (``REFUSED_BY_GUARD`` for NaN/inf, as the guard refuses them). A quaternion whose norm is off 1 by more than ``QUAT_NORM_TOL`` is refused, not
     normalised: a planner that sends one has made a mistake the arm should not guess about."""
     bad = FailureKind.BAD_PARAMETERS
     try:
@@ -113,8 +113,8 @@ def parse_pose_list(values: object, what: str) -> Pose | Failure:
         return Failure(bad, f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}")
     if len(v) != 7:
         return Failure(bad, f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}")
-    if not all(np.isfinite(x) for x in v):
-        return Failure(bad, f"{what} contains NaN or infinite values: {v}")
+    if not all(np.isfinite(x) for x in v):  # the safety guard's rule, applied as the pose is read
+        return Failure(FailureKind.REFUSED_BY_GUARD, f"{what} contains NaN or infinite values: {v}")
     why = quat_problem(v[3:], what)
     if why is not None:
         return Failure(bad, why)
