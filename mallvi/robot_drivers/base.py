@@ -104,8 +104,9 @@ QUAT_NORM_TOL = 1e-3
 
 def parse_pose_list(values: object, what: str) -> Pose | Failure:
     """Parse a skill's pose argument [x, y, z, qw, qx, qy, qz]: the pose, or a ``BAD_PARAMETERS`` failure saying
-    why it is unusable (``REFUSED_BY_GUARD`` for NaN/inf, as the guard refuses them). A quaternion whose norm is off 1 by more than ``QUAT_NORM_TOL`` is refused, not
-    normalised: a planner that sends one has made a mistake the arm should not guess about."""
+    why it is unusable (``REFUSED_BY_GUARD`` for NaN/inf, as the guard refuses them). A quaternion whose norm is
+    off 1 by more than ``QUAT_NORM_TOL`` is refused, not normalised: a planner that sends one has made a mistake
+    the arm should not guess about."""
     bad = FailureKind.BAD_PARAMETERS
     try:
         v = [float(x) for x in values]  # type: ignore[attr-defined]
