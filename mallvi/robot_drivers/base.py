@@ -156,7 +156,7 @@ class FailureKind(StrEnum):
     OBJECT_STATE = "object_state"  # the object is not in a state the skill acts on (on its top, too wide, held)
     EXECUTION = "execution"  # the motion ran but the object did not follow (shifted, slipped, fell, askew)
     DEVICE_FAULT = "device_fault"  # a driver, bus or camera error, or a skill that raised
-    OTHER = "other"
+    OTHER = "other"  # the default of ``SkillResult.failure`` for a skill that names no kind (mallvi's all do)
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,8 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
         v = Verdict(verdict="failure", failure_category="execution_failed",
                     blamed_agent=report.failed_stage or "actor",
                     explanation=f"{report.message} (the Reflector's success verdict overruled)")
-    if v.verdict == "failure" and not report.ok and v.failed_step is None:
-        v = v.model_copy(update={"failed_step": report.failed_step})  # the Thinker routes on the failed call's kind
+    # the failed call comes from the Actor's report, never from a backend's answer: the Thinker routes on its kind
+    v = v.model_copy(update={"failed_step": report.failed_step if v.verdict == "failure" and not report.ok else None})
     if v.verdict == "success":
         lying = toppled(state, ctx.perception.scan(obs))
         if lying is not None:  # a tall object put down lying on its side is not placed as asked
