@@ -29,8 +29,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from mallvi.logviz.capture import TraceCallbackHandler
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.capture import TraceCallbackHandler
+from mallvi.tracing.trace import TraceWriter
 
 W, H = 320, 240
 CUBES = {  # name -> (pixel centre, BGR colour, world xyz in metres)

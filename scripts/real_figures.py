@@ -19,7 +19,7 @@ from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mallvi.robot_drivers.base import Pose
+from mallvi.contracts.geometry import Pose
 from mallvi.robot_drivers.calibration import BoardSpec, detect_board, render_board_view, solve_eye_to_hand
 from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
 from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense

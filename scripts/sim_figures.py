@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.world import SimWorld
 

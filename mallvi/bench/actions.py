@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
-from mallvi.robot_drivers.base import FailureKind, SkillResult, parse_arm
+from mallvi.contracts.geometry import parse_arm
+from mallvi.contracts.skills import FailureKind, SkillResult
 
 BAD = FailureKind.BAD_PARAMETERS
 

@@ -16,7 +16,7 @@ from gymnasium import spaces
 from mallvi.bench.actions import ACTION_IDS, action_name, execute_action, execute_ee_action
 from mallvi.bench.tasks import BenchTask, get_task
 from mallvi.bench.tasks.grounding import GroundingTask
-from mallvi.robot_drivers.base import SkillResult
+from mallvi.contracts.skills import SkillResult
 
 
 class PrimitiveSpace(gym.Space[dict[str, Any]]):

@@ -10,8 +10,8 @@ from mallvi.bench.actions import action_name, execute_action, execute_ee_action
 from mallvi.bench.agents.base import EpisodeStats, GroundingAnswerer, Planner, TurnRecord
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
-from mallvi.logviz.trace import TraceWriter
-from mallvi.robot_drivers.base import SkillResult
+from mallvi.contracts.skills import SkillResult
+from mallvi.tracing.trace import TraceWriter
 
 HISTORY_TURNS = 3
 #: Tier 3 keeps going past the turn limit while at most this many actions have run (up to 1.5× the limit)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 
 #: Tier 1 tolerance: a wrong arm for a block near the centre line costs little, far from it costs all.
 SPATIAL_SIGMA_M = 0.025

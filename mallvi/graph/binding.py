@@ -6,8 +6,7 @@ An object that is not in the scene, an ambiguous reference or an impossible hand
 from __future__ import annotations
 
 from mallvi.graph.backends.base import RefusalError
-from mallvi.graph.nodes.common import plan_refs
-from mallvi.graph.refs import Candidate, ResolutionError, resolve
+from mallvi.graph.refs import Candidate, ResolutionError, plan_refs, resolve
 from mallvi.graph.schemas import Plan, Predicate, SceneMemory, SceneObject
 
 

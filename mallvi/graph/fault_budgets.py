@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from mallvi.graph.context import Budgets
+from mallvi.config import Budgets
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile, parse_contingency
 
 MAX_ATTEMPTS_PER_SUBTASK = 16

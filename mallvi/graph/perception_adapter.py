@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import Detection2D, SceneObject
-from mallvi.perception.observation import Observation
 from mallvi.perception.pipeline import Perception
 from mallvi.perception.types import Detection, LocalizationError
 from mallvi.perception.vocab import parse_query

@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from mallvi.config import ConfigError, RunConfig
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.context import ArtifactStore, GraphContext
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.runner import Decider, drive
 from mallvi.graph.schemas import SceneObject
 from mallvi.graph.sim_run import RunResult
-from mallvi.logviz.trace import TraceWriter
-from mallvi.robot_drivers.base import ObjectInfo, Pose, UnknownObjectError
+from mallvi.tracing.trace import TraceWriter
 
 
 class PerceivedWorld:
@@ -78,7 +80,7 @@ def run_on_rig(
         )
         callbacks = []
         if trace is not None:
-            from mallvi.logviz.capture import TraceCallbackHandler
+            from mallvi.tracing.capture import TraceCallbackHandler
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=instruction, task="real_rig", seed=0,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mallvi.robot_drivers.base import FailureKind
+from mallvi.contracts.skills import FailureKind
 
 AgentName = Literal["decomposer", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor", "reflector"]
 RETRYABLE_AGENTS: tuple[AgentName, ...] = ("perceptor", "grounder", "projector", "thinker", "actor")

@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 from mallvi.config import ConfigError, RunConfig
 from mallvi.graph.context import ArtifactStore, GraphContext
 from mallvi.graph.goals import PredicateResult, evaluate, truth_boxes
-from mallvi.graph.nodes.common import plan_refs
+from mallvi.graph.refs import plan_refs
 from mallvi.graph.runner import Decider, GraphOutcome, drive
 from mallvi.graph.state import GraphState
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def run_in_sim(
         )
         callbacks = []
         if trace is not None:
-            from mallvi.logviz.capture import TraceCallbackHandler
+            from mallvi.tracing.capture import TraceCallbackHandler
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=text, task=task, seed=seed,

@@ -23,8 +23,8 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from mallvi.logviz.summarize import content_text, message_to_dict, summarize
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.summarize import content_text, message_to_dict, summarize
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.projection import project
 from mallvi.perception.scene_graph import SceneGraph
 from mallvi.perception.types import Detection, box_iou

@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.scene_graph import SceneGraph
 

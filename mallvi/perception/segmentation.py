@@ -15,8 +15,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
-from mallvi.perception.observation import Observation
 from mallvi.perception.types import Detection
 
 Mask = NDArray[np.bool_]

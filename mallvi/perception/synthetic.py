@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.projection import k_inverse
 
 #: nominal RGB of each colour word (what a diffusely lit face of that colour looks like)

@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 
 DetectorSource = Literal["color", "sim", "grounding_dino", "owlv2", "fused"]
 GraspCategory = Literal["block", "round", "rimmed", "irregular"]

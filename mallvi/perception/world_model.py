@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.devices import Camera
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.perception.pipeline import Perception
 from mallvi.perception.scene_graph import SceneGraph, SceneObject
-from mallvi.robot_drivers.base import Camera, ObjectInfo, Pose, UnknownObjectError
 
 
 def _yaw_quat(yaw_rad: float) -> tuple[float, float, float, float]:

@@ -26,7 +26,7 @@ import numpy as np
 import yaml
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, parse_arm
+from mallvi.contracts.geometry import ArmSide, parse_arm
 from mallvi.robot_drivers.calibration import BoardSpec, CalibrationError, detect_board, solve_eye_to_hand
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 
 # Joint limits of the Piper in radians (piper_sdk's C_PiperParamManager and JointCtrl docstring).
 PIPER_JOINT_LIMITS_RAD: tuple[tuple[float, float], ...] = (

@@ -19,8 +19,9 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import Camera, DeviceNotConnectedError, StaleFrameError
+from mallvi.contracts.devices import Camera
+from mallvi.contracts.errors import DeviceNotConnectedError, StaleFrameError
+from mallvi.contracts.observation import Observation
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation, Slerp
 
-from mallvi.robot_drivers.base import Pose
+from mallvi.contracts.geometry import Pose
 
 
 def top_down_rotation(yaw_rad: float) -> NDArray[np.float64]:

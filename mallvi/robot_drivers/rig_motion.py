@@ -16,7 +16,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, DriverError, DualArm, Failure, FailureKind, Pose, SkillResult
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
 from mallvi.robot_drivers.cloud_collision import obstacle_points
 from mallvi.robot_drivers.rig_geometry import reachable_yaw, straight_path
 from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig

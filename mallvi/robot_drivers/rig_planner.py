@@ -18,7 +18,7 @@ import mplib
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class MplibRigPlanner:
                  srdf_path: str | None = None, ee_link: str = "ee_link", cloud_resolution_m: float = 0.01,
                  joint_vel_limit_rad_s: float = 1.0, joint_acc_limit_rad_s2: float = 2.0) -> None:
         if urdf_path is None or srdf_path is None:
-            from mallvi.sim_bridge.embodiment.loader import default_embodiment
+            from mallvi.robot_drivers.embodiment.loader import default_embodiment
 
             emb = default_embodiment()
             urdf_path, srdf_path, ee_link = str(emb.urdf_path), str(emb.srdf_path), emb.ee_link

@@ -20,19 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import (
-    ArmSide,
-    DriverError,
-    DualArm,
-    Failure,
-    FailureKind,
-    ObjectInfo,
-    Pose,
-    SkillResult,
-    WorldModel,
-    parse_pose_list,
-    quat_problem,
-)
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import ArmSide, Pose, quat_problem
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult, parse_pose_list
+from mallvi.contracts.world_model import ObjectInfo, WorldModel
 from mallvi.robot_drivers.rig_geometry import (
     pose_from,
     top_down_rotation,

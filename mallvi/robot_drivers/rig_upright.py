@@ -18,7 +18,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, Failure, FailureKind, ObjectInfo, Pose, SkillResult
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.pivot_grasp import (
     FINGER_SLACK_M,
     LYING_LENGTH_RATIO,

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Failure, FailureKind, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind
 
 Vec3 = tuple[float, float, float]
 Box = tuple[Vec3, Vec3]

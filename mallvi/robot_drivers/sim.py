@@ -12,10 +12,12 @@ import numpy as np
 import sapien
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import Arm, ArmSide, Camera, DeviceNotConnectedError, DriverError, Pose
+from mallvi.contracts.devices import Arm, Camera
+from mallvi.contracts.errors import DeviceNotConnectedError, DriverError
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.observation import Observation
+from mallvi.robot_drivers.embodiment.loader import Embodiment
 from mallvi.robot_drivers.safety import SafetyGuard
-from mallvi.sim_bridge.embodiment.loader import Embodiment
 
 ARM_STIFFNESS = 4000.0
 ARM_DAMPING = 100.0

@@ -11,15 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mallvi.robot_drivers.base import (
-    ArmSide,
-    Failure,
-    FailureKind,
-    ObjectInfo,
-    UnknownObjectError,
-    WorldModel,
-    parse_arm,
-)
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import ArmSide, parse_arm
+from mallvi.contracts.skills import Failure, FailureKind
+from mallvi.contracts.world_model import ObjectInfo, WorldModel
 
 BAD = FailureKind.BAD_PARAMETERS
 

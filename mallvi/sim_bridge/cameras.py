@@ -14,7 +14,7 @@ import sapien
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 
 NEAR_M = 0.02
 FAR_M = 10.0

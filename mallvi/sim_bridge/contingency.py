@@ -29,7 +29,7 @@ import sapien
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile, draw_fault, fault_rng, parse_contingency
 from mallvi.sim_bridge.motion import Motion

@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ObjectInfo, Pose
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.world_model import ObjectInfo
 
 LYING_TILT_COS = math.cos(math.radians(30))  # an object whose z axis is further than this from up is lying down
 SIDE_GRASP_TILTS_DEG = (35, 55)  # extra tilted-down variants of side grasps

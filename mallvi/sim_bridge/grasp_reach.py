@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mallvi.robot_drivers.base import ArmSide, Failure, FailureKind, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, frame_from, leaned_top_grasps
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import ArmPlanner

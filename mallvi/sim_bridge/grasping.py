@@ -17,7 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 import sapien
 
-from mallvi.robot_drivers.base import ArmSide, Failure, FailureKind
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.robot_drivers.sim import SimArm
 from mallvi.sim_bridge.scene_spec import SimObject
 

@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ArmSide, Failure, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import grasp_frames
 from mallvi.sim_bridge.skill_parts import SkillParts

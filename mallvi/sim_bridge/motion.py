@@ -17,7 +17,8 @@ import numpy as np
 import sapien
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Failure, FailureKind, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.robot_drivers.safety import refused
 from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
 from mallvi.sim_bridge import layout

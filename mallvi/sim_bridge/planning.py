@@ -26,8 +26,8 @@ import toppra
 from mplib.collision_detection import fcl
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Pose
-from mallvi.sim_bridge.embodiment.loader import Embodiment
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.robot_drivers.embodiment.loader import Embodiment
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,11 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, WorldModel
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.world_model import WorldModel
+from mallvi.robot_drivers.embodiment.loader import Embodiment
 from mallvi.robot_drivers.safety import SafetyGuard
 from mallvi.robot_drivers.sim import SimArm
-from mallvi.sim_bridge.embodiment.loader import Embodiment
 from mallvi.sim_bridge.grasping import GraspHolder
 from mallvi.sim_bridge.scene_spec import SimObject
 

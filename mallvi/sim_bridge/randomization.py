@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import sapien
 
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 from mallvi.sim_bridge.objects import BLOCK_COLORS, CLUTTER_KINDS, PALETTE, RGB, make_clutter, rgb_of, yaw_quat
 from mallvi.sim_bridge.scene_spec import SceneSetupError, SimObject
 

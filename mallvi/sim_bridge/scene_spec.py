@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.robot_drivers.base import ObjectInfo, Pose
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.world_model import ObjectInfo
 
 CUBE_TOL_M = 0.002
 

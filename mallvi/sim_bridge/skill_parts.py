@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mallvi.robot_drivers.base import ArmSide, WorldModel
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.world_model import WorldModel
+from mallvi.robot_drivers.embodiment.loader import Embodiment
 from mallvi.robot_drivers.sim import SimArm
-from mallvi.sim_bridge.embodiment.loader import Embodiment
 from mallvi.sim_bridge.grasp_reach import GraspReach
 from mallvi.sim_bridge.grasping import GraspHolder
 from mallvi.sim_bridge.motion import Motion

@@ -18,17 +18,9 @@ from typing import Literal
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import (
-    ARM_SIDES,
-    ArmSide,
-    Failure,
-    FailureKind,
-    ObjectInfo,
-    Pose,
-    SkillResult,
-    parse_pose_list,
-    quat_problem,
-)
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose, quat_problem
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult, parse_pose_list
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.safety import refused
 from mallvi.robot_drivers.skill_args import as_number, as_numbers, first_failure, is_index, resolve_arm, resolve_object
 from mallvi.sim_bridge.grasp_frames import bottom_of_lying, frame_from, grasp_frames

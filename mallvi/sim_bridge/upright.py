@@ -24,7 +24,9 @@ import sapien
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Failure, FailureKind, ObjectInfo, Pose, SkillResult
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M, end_grasp_offset_m, pivot_height_m
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import LYING_TILT_COS, frame_from

@@ -18,22 +18,18 @@ import mplib
 import numpy as np
 import sapien
 
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import (
-    ARM_SIDES,
-    ArmSide,
-    DualArm,
-    ObjectInfo,
-    Pose,
-    UnknownObjectError,
-)
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.world_model import ObjectInfo
+from mallvi.robot_drivers.embodiment.loader import Embodiment, default_embodiment
 from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
 from mallvi.robot_drivers.sim import SimArm, SimCamera
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.cameras import CameraSpec, add_fixed_camera, add_mounted_camera, capture
 from mallvi.sim_bridge.contingency import FaultInjector, SimFaults
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile
-from mallvi.sim_bridge.embodiment.loader import Embodiment, default_embodiment
 from mallvi.sim_bridge.grasp_reach import GraspReach
 from mallvi.sim_bridge.grasping import GraspHolder
 from mallvi.sim_bridge.motion import Motion

@@ -16,7 +16,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from werkzeug.serving import make_server
 
 from mallvi.logviz.app import create_app
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=20_000)  # plotly.js loads lazily; a busy 2-core machine can take a while

@@ -14,8 +14,8 @@ import pytest
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.episode import run_episode
 from mallvi.bench.tasks import get_task
-from mallvi.logviz.trace import read_events
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.tracing.trace import read_events
 
 
 class _Server:

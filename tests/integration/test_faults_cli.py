@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mallvi.cli import main
-from mallvi.logviz.trace import read_events
+from mallvi.tracing.trace import read_events
 
 
 def _exit_code(argv: list[str]) -> int:

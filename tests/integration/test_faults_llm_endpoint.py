@@ -12,11 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-from mallvi.config import LlmConfig, RunConfig
+from mallvi.config import Budgets, LlmConfig, RunConfig
 from mallvi.graph.backends.factory import make_backends
-from mallvi.graph.context import Budgets
 from mallvi.graph.runner import GraphOutcome, drive
-from mallvi.logviz.trace import TraceWriter, read_events
+from mallvi.tracing.trace import TraceWriter, read_events
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context

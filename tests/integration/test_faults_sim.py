@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from mallvi.config import RunConfig
+from mallvi.contracts.geometry import ArmSide
 from mallvi.graph.sim_run import run_in_sim
-from mallvi.logviz.trace import read_events
-from mallvi.robot_drivers.base import ArmSide
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.tracing.trace import read_events
 
 
 def _faults(trace: Path) -> list[tuple[str, str, str]]:

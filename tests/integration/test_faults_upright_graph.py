@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mallvi.config import RunConfig
 from mallvi.graph.sim_run import run_in_sim
-from mallvi.logviz.trace import read_events
+from mallvi.tracing.trace import read_events
 
 SEED = 12  # knock_over at the hand-over spot, then a missed grasp (seeds 0-19 at medium: see docs/faults.md)
 

@@ -6,13 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-from mallvi.config import LlmConfig
+from mallvi.config import Budgets, LlmConfig
+from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.graph.backends.llm import LlmClient
 from mallvi.graph.backends.llm_agents import LlmDecomposer, LlmReflector
 from mallvi.graph.backends.rules import rules_backends
-from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
-from mallvi.robot_drivers.base import FailureKind, SkillResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.fixtures.graph_fakes import FakeWorld, fake_context, scripted_chat

@@ -11,9 +11,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from mallvi.logviz.capture import TraceCallbackHandler
 from mallvi.logviz.reader import load_run
-from mallvi.logviz.trace import TraceWriter, read_events
+from mallvi.tracing.capture import TraceCallbackHandler
+from mallvi.tracing.trace import TraceWriter, read_events
 
 
 class _State(TypedDict):

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 from mallvi.logviz.reader import STALE_AFTER_S, TraceReader, load_run
-from mallvi.logviz.trace import read_events
+from mallvi.tracing.trace import read_events
 
 _WRITER = """
 import sys, time
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 w = TraceWriter(sys.argv[1], run_id="killme")
 w.emit("run_start", instruction="stack blocks", task="stack_blocks_three", seed=7, config={})
 i = 0

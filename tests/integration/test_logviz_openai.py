@@ -15,9 +15,9 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, StateGraph
 
-from mallvi.logviz.capture import TraceCallbackHandler
 from mallvi.logviz.reader import load_run
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.capture import TraceCallbackHandler
+from mallvi.tracing.trace import TraceWriter
 
 KEY = "sk-test-9f8e7d6c5b4a3f2e1d0c"
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.synthetic import SynthBox, degrade, intrinsics, look_at, random_blocks, render
 from mallvi.perception.types import LocalizationError

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mallvi.robot_drivers.base import ObjectInfo, Pose, UnknownObjectError
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.calibration import BoardSpec
 from mallvi.robot_drivers.calibration_io import (
     ArmCalibration,

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import DeviceNotConnectedError, DriverError, Pose
+from mallvi.contracts.errors import DeviceNotConnectedError, DriverError
+from mallvi.contracts.geometry import Pose
 from mallvi.robot_drivers.config_piper import PiperConfig
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.piper_emulator import PiperEmulator

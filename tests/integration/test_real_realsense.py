@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mallvi.robot_drivers.base import StaleFrameError
+from mallvi.contracts.errors import StaleFrameError
 from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
 from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
 

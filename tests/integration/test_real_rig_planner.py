@@ -9,7 +9,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from mallvi.robot_drivers.base import DualArm, FailureKind, ObjectInfo, Pose
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.skills import FailureKind
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.calibration_io import mount_matrix
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
 from mallvi.robot_drivers.piper import PiperArm

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import sapien
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, DriverError, FailureKind
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide
+from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.randomization import table_pose

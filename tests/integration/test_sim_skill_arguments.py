@@ -13,7 +13,8 @@ import sapien
 from hypothesis import HealthCheck, given, settings
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ARM_SIDES, FailureKind, Pose
+from mallvi.contracts.geometry import ARM_SIDES, Pose
+from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.randomization import table_pose

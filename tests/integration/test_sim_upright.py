@@ -11,7 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from mallvi.bench.tasks import get_task
 from mallvi.bench.tasks.base import point
-from mallvi.robot_drivers.base import FailureKind
+from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.contingency import knock_over
 from mallvi.sim_bridge.upright import tilt_deg
 from mallvi.sim_bridge.world import SimWorld

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from mallvi.config import Budgets
+from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.graph.backends.base import CallLog
 from mallvi.graph.backends.rules.thinker import RulesThinker
-from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
 from mallvi.graph.schemas import FailedStep, ObjectRef, SceneMemory, SceneObject, Subtask
 from mallvi.graph.state import GraphState
-from mallvi.logviz.trace import TraceWriter
-from mallvi.robot_drivers.base import FailureKind, SkillResult
+from mallvi.tracing.trace import TraceWriter
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 
 STACK = "stack the green block on the red block"

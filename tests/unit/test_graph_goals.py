@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.goals import Box, evaluate, truth_boxes
 from mallvi.graph.schemas import ObjectRef, Predicate
-from mallvi.robot_drivers.base import ObjectInfo, Pose
 from tests.fixtures.world_models import FixedWorld
 
 TABLE = 0.74

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mallvi.config import Budgets
 from mallvi.graph.builder import build_graph
-from mallvi.graph.context import Budgets
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

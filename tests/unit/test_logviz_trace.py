@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mallvi.logviz.capture import attempt_from_state, find_verdict, subtask_index_from_state
-from mallvi.logviz.summarize import summarize
-from mallvi.logviz.trace import TraceWriter, read_events
+from mallvi.tracing.capture import attempt_from_state, find_verdict, subtask_index_from_state
+from mallvi.tracing.summarize import summarize
+from mallvi.tracing.trace import TraceWriter, read_events
 
 KEY = "sk-proj-A1b2C3d4E5f6G7h8I9j0KlMnOpQr"
 

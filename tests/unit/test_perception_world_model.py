@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.world_model import WorldModel
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.synthetic import SynthBox, head_camera, render
 from mallvi.perception.world_model import PerceptionWorldModel
-from mallvi.robot_drivers.base import UnknownObjectError, WorldModel
 
 K, T_WORLD_CAM = head_camera()
 BOXES = [

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mallvi.robot_drivers.base import Pose
+from mallvi.contracts.geometry import Pose
 from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
 
 GUARD = SafetyGuard(SafetyConfig(table_top_z_m=0.75))

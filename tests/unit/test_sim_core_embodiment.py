@@ -7,8 +7,8 @@ import pytest
 import sapien
 from piper_sdk.kinematics.piper_fk import C_PiperForwardKinematics
 
-from mallvi.sim_bridge.embodiment import piper_dh
-from mallvi.sim_bridge.embodiment.loader import Embodiment, default_embodiment
+from mallvi.robot_drivers.embodiment import piper_dh
+from mallvi.robot_drivers.embodiment.loader import Embodiment, default_embodiment
 
 
 def test_urdf_forward_kinematics_matches_piper_sdk_within_1mm() -> None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mallvi.robot_drivers.base import Pose
+from mallvi.contracts.geometry import Pose
 from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 

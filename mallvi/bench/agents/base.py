@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 
 @dataclass(frozen=True)

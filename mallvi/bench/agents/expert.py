@@ -14,7 +14,7 @@ from mallvi.bench.agents.expert_fine import FINE_SCRIPTS
 from mallvi.bench.agents.expert_planning import PLANNING_SCRIPTS
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,9 @@ from numpy.typing import NDArray
 from mallvi.bench.actions import execute_action, execute_ee_action, make_action
 from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
-from mallvi.logviz.trace import TraceWriter
-from mallvi.robot_drivers.base import ArmSide, FailureKind, Pose, SkillResult
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.tracing.trace import TraceWriter
 
 
 class SolvedSignal(Exception):  # noqa: N818 - a control-flow signal, not an error

@@ -25,7 +25,7 @@ from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import numpy as np
 import sapien
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, holds, point, pos, side_range
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 from mallvi.sim_bridge.objects import make_microphone
 from mallvi.sim_bridge.scene_spec import SceneContents
 

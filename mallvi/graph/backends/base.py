@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -17,10 +18,9 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 
 class RefusalError(ValueError):
@@ -45,7 +45,7 @@ class DecomposerBackend(Protocol):
 
 
 class DescriptorBackend(Protocol):
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         ...
 
 
@@ -67,7 +67,7 @@ class GrounderBackend(Protocol):
 class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog, failed: FailedStep | None = None,
+        feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
     ) -> ActionPlan:
         """The skill calls for ``subtask``; ``feedback`` is the last failure's explanation (for people and
         models) and ``failed`` the skill call it failed at, with its kind (for code to route on)."""
@@ -77,7 +77,7 @@ class ThinkerBackend(Protocol):
 class ReflectorBackend(Protocol):
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         ...
 

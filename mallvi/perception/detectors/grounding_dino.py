@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors.neural_common import (
     DEFAULT_VOCABULARY,
     best_query,
@@ -13,7 +14,6 @@ from mallvi.perception.detectors.neural_common import (
     nms,
 )
 from mallvi.perception.neural.loading import load
-from mallvi.perception.observation import Observation
 from mallvi.perception.types import Detection
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors.neural_common import DEFAULT_VOCABULARY, clean_queries, make_detection, nms
 from mallvi.perception.neural.loading import load
-from mallvi.perception.observation import Observation
 from mallvi.perception.types import Detection
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.types import Detection, PerceptionError, mask_box
 from mallvi.perception.vocab import parse_query, phrase, split_name
 

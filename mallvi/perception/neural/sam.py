@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.neural.loading import load
-from mallvi.perception.observation import Observation
 from mallvi.perception.segmentation import Mask, largest_component
 from mallvi.perception.types import Detection
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mallvi.sim_bridge.embodiment import piper_dh
+from mallvi.robot_drivers.embodiment import piper_dh
 
 ASSET_DIR = Path(__file__).parent
 

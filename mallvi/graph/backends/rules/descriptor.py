@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.goals import Box, relation_holds
 from mallvi.graph.schemas import Predicate, SceneMemory, SceneObject
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 _PAIR_RELATIONS = ("on", "in", "left_of", "right_of", "near")
 
@@ -28,7 +28,7 @@ def relations_of(objects: list[SceneObject], table_top_z: float) -> list[Predica
 
 
 class RulesDescriptor:
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         objects = ctx.perception.scan(obs)
         if not objects:
             raise AgentError("perception found no objects in the scene")

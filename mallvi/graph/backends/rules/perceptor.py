@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mallvi.graph.backends.base import AgentError, CallLog
-from mallvi.graph.nodes.common import refs_of
+from mallvi.graph.refs import refs_of
 from mallvi.graph.schemas import SceneMemory, Subtask
 
 

@@ -1,7 +1,7 @@
 """Rules Reflector: re-observe, re-perceive and check the subtask's post-condition geometrically.
 
 When the main camera does not find the subtask's object, the scene is judged from the first extra camera that
-does (``GraphContext.extra_views``).
+does (``AgentContext.extra_views``).
 
 Blame: an Actor failure is blamed as the Actor classified it by its failure kind (reach, planning, guard ->
 Thinker; grasp -> Projector; object matching -> Grounder); an object that is gone from view -> Grounder; an
@@ -14,16 +14,14 @@ import contextlib
 import math
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import CallLog
-from mallvi.graph.binding import candidates_of
 from mallvi.graph.goals import Box, evaluate
-from mallvi.graph.nodes.common import refs_of
-from mallvi.graph.refs import ResolutionError, resolve
+from mallvi.graph.refs import ResolutionError, candidates_of, refs_of, resolve
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
 MOVED_MIN_M = 0.01
@@ -34,7 +32,7 @@ HOLD_DIST_M = 0.25
 class RulesReflector:
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         fresh = ctx.perception.scan(obs)
         if not _finds(subtask, fresh):  # judged from another camera when the main one lost the object
@@ -129,7 +127,7 @@ def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
     return None
 
 
-def _holding(ctx: GraphContext, arm: str, box: Box | None) -> bool:
+def _holding(ctx: AgentContext, arm: str, box: Box | None) -> bool:
     """The gripper senses an object (or is neither open nor fully closed), and the object is near that hand."""
     if ctx.gripper_holding is not None:
         sensed = ctx.gripper_holding(arm)  # type: ignore[arg-type]

@@ -17,13 +17,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.robot_drivers.base import ArmSide, FailureKind
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 SIDE_GAP_M = 0.10
 SLOT_PITCH_M = 0.09
@@ -99,7 +100,7 @@ def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
     ]
 
 
-def _holding_arm(ctx: GraphContext, subtask: Subtask) -> str | None:
+def _holding_arm(ctx: AgentContext, subtask: Subtask) -> str | None:
     """The arm whose gripper senses an object, if the subtask allows that arm (None without the sensor)."""
     if ctx.gripper_holding is None:
         return None
@@ -178,7 +179,7 @@ def _pick_arm(subtask: Subtask, obj: SceneObject, attempt: int, failed: FailedSt
 class RulesThinker:
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog, failed: FailedStep | None = None,
+        feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
     ) -> ActionPlan:
         obj = _find(localized, subtask.obj)
         if obj is None:
@@ -326,8 +327,7 @@ def _key_matches(o: SceneObject, key: str) -> bool:
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef, exclude: str | None = None) -> SceneObject | None:
-    from mallvi.graph.binding import candidates_of
-    from mallvi.graph.refs import ResolutionError, resolve
+    from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 
     try:
         name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else [],
