@@ -1,7 +1,7 @@
 """The benchmark's action interface: Tier 2 primitive calls (ids 2.2-2.9) and Tier 3 16-dim EE actions.
 
-Planner output is untrusted: every malformed action becomes a failed ``SkillResult`` with a message that goes
-back to the planner as feedback, never an exception.
+Planner output is untrusted: every malformed action becomes a failed ``SkillResult`` of kind ``BAD_PARAMETERS``
+with a message that goes back to the planner as feedback, never an exception.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from typing import Any
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.contracts.geometry import parse_arm
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import FailureKind, SkillResult
+
+BAD = FailureKind.BAD_PARAMETERS
 
 log = logging.getLogger(__name__)
 
@@ -70,48 +72,49 @@ def execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResu
         return _execute_action(task, world, action)
     except Exception as e:  # a skill bug must not end the episode unreported
         log.warning("skill raised on %r: %s: %s", action, type(e).__name__, e)
-        return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", raised=True)
+        return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT, raised=True)
 
 
 def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResult:
     if not isinstance(action, Mapping):
-        return SkillResult.failure(f"an action must be a JSON object, got {type(action).__name__}")
+        return SkillResult.failure(f"an action must be a JSON object, got {type(action).__name__}", BAD)
     name = action_name(action)
     if name is None:
         return SkillResult.failure(
-            f"unknown action {action.get('action_name') or action.get('action_id')!r}; use ids 2.2 to 2.9"
+            f"unknown action {action.get('action_name') or action.get('action_id')!r}; use ids 2.2 to 2.9", BAD
         )
     params = action.get("parameters", {})
     if not isinstance(params, Mapping):
-        return SkillResult.failure(f"{name}: parameters must be a JSON object")
+        return SkillResult.failure(f"{name}: parameters must be a JSON object", BAD)
     params = {k: v for k, v in params.items() if not (name == "place_actor" and k in _IGNORED_PLACE_OPTIONS)}
     unknown = sorted(set(params) - _PARAMS[name])
     if unknown:
-        return SkillResult.failure(f"{name} has no parameter(s) {', '.join(unknown)}")
+        return SkillResult.failure(f"{name} has no parameter(s) {', '.join(unknown)}", BAD)
     try:
         arm = parse_arm(str(params.get("arm_tag", "")))
         kwargs = {k: _clean(k, v) for k, v in params.items() if k != "arm_tag"}
     except (ValueError, TypeError) as e:
-        return SkillResult.failure(f"{name}: {e}")
+        return SkillResult.failure(f"{name}: {e}", BAD)
     skills = world.skills
     if name == "grasp_actor":
         actor = str(kwargs.pop("actor", ""))
         if actor not in world.objects:
-            return SkillResult.failure(f"unknown object {actor!r}; objects are {', '.join(sorted(world.objects))}")
+            return SkillResult.failure(f"unknown object {actor!r}; objects are {', '.join(sorted(world.objects))}",
+                                       FailureKind.UNKNOWN_OBJECT)
         refusal = task.allocation_refusal(world, actor, arm)
         if refusal is not None:
-            return SkillResult.failure(refusal, refused=True)
+            return SkillResult.failure(refusal, FailureKind.WRONG_ARM, refused=True)
         return skills.grasp_actor(actor, arm, **kwargs)
     if name == "place_actor":
         actor = str(kwargs.pop("actor", ""))
         if "target_pose" not in kwargs:
-            return SkillResult.failure("place_actor needs a target_pose")
+            return SkillResult.failure("place_actor needs a target_pose", BAD)
         return skills.place_actor(actor, arm, **kwargs)
     if name == "move_by_displacement":
         return skills.move_by_displacement(arm, **kwargs)
     if name == "move_to_pose":
         if "target_pose" not in kwargs:
-            return SkillResult.failure("move_to_pose needs a target_pose")
+            return SkillResult.failure("move_to_pose needs a target_pose", BAD)
         return skills.move_to_pose(arm, **kwargs)
     if name == "close_gripper":
         return skills.close_gripper(arm, **kwargs)
@@ -125,18 +128,18 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
 def execute_ee_action(world: BenchWorld, action: Any) -> SkillResult:
     """Run one Tier 3 action: 16 numbers [left xyz, quat wxyz, gripper, right xyz, quat wxyz, gripper]."""
     if not isinstance(action, Sequence) or isinstance(action, str) or len(action) != 16:
-        return SkillResult.failure("an end-effector action must be a list of 16 numbers")
+        return SkillResult.failure("an end-effector action must be a list of 16 numbers", BAD)
     try:
         values = [float(v) for v in action]
     except (TypeError, ValueError):
-        return SkillResult.failure("an end-effector action must contain numbers only")
+        return SkillResult.failure("an end-effector action must contain numbers only", BAD)
     if not all(math.isfinite(v) for v in values):
-        return SkillResult.failure("an end-effector action contains NaN or infinity")
+        return SkillResult.failure("an end-effector action contains NaN or infinity", BAD)
     try:
         return world.skills.execute_ee_action(values)
     except Exception as e:  # a skill bug must not end the episode unreported
         log.warning("execute_ee_action raised: %s: %s", type(e).__name__, e)
-        return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", raised=True)
+        return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT, raised=True)
 
 
 def _clean(key: str, value: Any) -> Any:

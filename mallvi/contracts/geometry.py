@@ -72,3 +72,23 @@ class Pose:
 
     def as_list(self) -> list[float]:
         return [*self.position_m, *self.quat_wxyz]
+
+
+QUAT_NORM_TOL = 1e-3
+"""A skill's quaternion argument must have a norm within this of 1 (the guard's unit check uses the same)."""
+
+
+def quat_problem(quat_wxyz: Sequence[float], what: str) -> str | None:
+    """Why a quaternion argument [w, x, y, z] is unusable (not 4 finite numbers, or not unit length within
+    ``QUAT_NORM_TOL``), or None."""
+    try:
+        q = np.asarray([float(x) for x in quat_wxyz], dtype=float)
+    except (TypeError, ValueError):
+        return f"{what}: the quaternion must be 4 numbers [w, x, y, z], got {quat_wxyz!r}"
+    if q.shape != (4,) or not np.all(np.isfinite(q)):
+        return f"{what}: the quaternion must be 4 finite numbers [w, x, y, z], got {q.tolist()}"
+    n = float(np.linalg.norm(q))
+    if abs(n - 1.0) > QUAT_NORM_TOL:
+        return (f"{what}: the quaternion {q.tolist()} is not a unit quaternion (norm {n:.4g}; it must be 1 within "
+                f"{QUAT_NORM_TOL:g})")
+    return None

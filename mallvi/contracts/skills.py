@@ -13,42 +13,63 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose, quat_problem
 
 
-def parse_pose_list(values: Sequence[float], what: str) -> Pose | str:
-    """Parse a skill's pose argument [x, y, z, qw, qx, qy, qz]; the pose, or a sentence saying why it is unusable."""
+def parse_pose_list(values: object, what: str) -> Pose | Failure:
+    """Parse a skill's pose argument [x, y, z, qw, qx, qy, qz]: the pose, or a ``BAD_PARAMETERS`` failure saying
+    why it is unusable (``REFUSED_BY_GUARD`` for NaN/inf, as the guard refuses them). A quaternion whose norm is
+    off 1 by more than ``QUAT_NORM_TOL`` is refused, not normalised: a planner that sends one has made a mistake
+    the arm should not guess about."""
+    bad = FailureKind.BAD_PARAMETERS
     try:
-        v = [float(x) for x in values]
+        v = [float(x) for x in values]  # type: ignore[attr-defined]
     except (TypeError, ValueError):
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}"
+        return Failure(bad, f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {values!r}")
     if len(v) != 7:
-        return f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}"
-    if not all(np.isfinite(x) for x in v):
-        return f"{what} contains NaN or infinite values: {v}"
-    try:
-        return Pose.from_arrays(v[:3], v[3:])
-    except ValueError as e:
-        return f"{what}: {e}"
+        return Failure(bad, f"{what} must be 7 numbers [x, y, z, qw, qx, qy, qz], got {len(v)}")
+    if not all(np.isfinite(x) for x in v):  # the safety guard's rule, applied as the pose is read
+        return Failure(FailureKind.REFUSED_BY_GUARD, f"{what} contains NaN or infinite values: {v}")
+    why = quat_problem(v[3:], what)
+    if why is not None:
+        return Failure(bad, why)
+    return Pose.from_arrays(v[:3], v[3:])
 
 
 class FailureKind(StrEnum):
     """Why a skill failed, for code to route on; the message says it for people.
 
-    ``REFUSED_BY_GUARD`` and ``BAD_PARAMETERS`` mean nothing moved.
+    ``REFUSED_BY_GUARD``, ``BAD_PARAMETERS``, ``UNKNOWN_OBJECT`` and ``WRONG_ARM`` mean nothing moved.
     """
 
     REFUSED_BY_GUARD = "refused_by_guard"  # the safety guard refused a target (workspace, table, speed, NaN, ...)
-    UNREACHABLE = "unreachable"  # no inverse-kinematics solution for the target / outside the arm's reach
-    NO_PLAN = "no_plan"  # IK exists but no collision-free path was found
+    UNREACHABLE = "unreachable"  # no inverse-kinematics solution for the target / no grasp of the object in reach
+    NO_PLAN = "no_plan"  # no collision-free path (or screw motion) to a target that may have IK
     GRASP_EMPTY = "grasp_empty"  # the gripper closed on nothing
-    NOT_HOLDING = "not_holding"  # a skill that needs a held object found the gripper empty
+    GRASP_OFF_TARGET = "grasp_off_target"  # the fingers stopped on something, but the object is not between them
+    NOT_HOLDING = "not_holding"  # a skill that needs a held object found the gripper without it
     UNKNOWN_OBJECT = "unknown_object"  # the world model does not know the object name
     BAD_PARAMETERS = "bad_parameters"  # malformed arguments (types, lengths, non-unit quaternions, ...)
-    WRONG_ARM = "wrong_arm"  # the arm is not allowed to act on this object (allocation rule, held by the other)
-    EXECUTION = "execution"  # the motion ran but did not reach its goal (contact, slip, object moved)
-    DEVICE_FAULT = "device_fault"  # a driver, bus or camera error
-    OTHER = "other"
+    WRONG_ARM = "wrong_arm"  # this arm may not act on the object now (allocation rule, it holds something else)
+    OBJECT_STATE = "object_state"  # the object is not in a state the skill acts on (on its top, too wide, held)
+    EXECUTION = "execution"  # the motion ran but the object did not follow (shifted, slipped, fell, askew)
+    DEVICE_FAULT = "device_fault"  # a driver, bus or camera error, or a skill that raised
+    OTHER = "other"  # the default of ``SkillResult.failure`` for a skill that names no kind (mallvi's all do)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed step inside a skill: a sentence for people and a kind for code (``str()`` is the sentence)."""
+
+    kind: FailureKind
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    def result(self, prefix: str = "", **data: Any) -> SkillResult:
+        """The failed ``SkillResult`` of this step, its message after ``prefix``."""
+        return SkillResult.failure(prefix + self.message, self.kind, **data)
 
 
 @dataclass(frozen=True)

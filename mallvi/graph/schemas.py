@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mallvi.contracts.skills import FailureKind
+
 AgentName = Literal["decomposer", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor", "reflector"]
 RETRYABLE_AGENTS: tuple[AgentName, ...] = ("perceptor", "grounder", "projector", "thinker", "actor")
 
@@ -135,12 +137,25 @@ class ActionPlan(_Model):
     rationale: str = ""
 
 
+class FailedStep(_Model):
+    """The skill call an attempt failed at, and why in a form code routes on (the message is for people)."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=True)  # the kind is stored as its plain string
+
+    kind: FailureKind
+    skill: str
+    arm: str | None = None
+
+
 class CommandRecord(_Model):
     skill: str
     arm: str
     args: dict[str, Any]
     ok: bool
     message: str
+    kind: FailureKind | None = None  # set when ok is False
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=True)
 
 
 class ActorReport(_Model):
@@ -148,15 +163,18 @@ class ActorReport(_Model):
     message: str
     commands: list[CommandRecord] = Field(default_factory=list)
     failed_stage: AgentName | None = None
+    failed_step: FailedStep | None = None  # the call that failed (also a refusal before anything moved)
 
 
 class Verdict(_Model):
-    """The Reflector's judgement of one subtask attempt."""
+    """The Reflector's judgement of one subtask attempt; ``failed_step`` carries the Actor's failed call, if that
+    is what failed, so the Thinker can route on its kind."""
 
     verdict: Literal["success", "failure"]
     failure_category: str | None = None
     blamed_agent: AgentName | None = None
     explanation: str = ""
+    failed_step: FailedStep | None = None
 
 
 class StageError(_Model):

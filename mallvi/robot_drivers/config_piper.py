@@ -38,7 +38,8 @@ class PiperConfig:
         feedback_timeout_s: feedback older than this is treated as a lost connection.
         enable_timeout_s: how long enable() waits for all six drivers to report "enabled".
         motion_timeout_s: how long a move waits for the arm to reach its target.
-        joint_tolerance_rad / position_tolerance_m: "target reached" thresholds.
+        joint_tolerance_rad / position_tolerance_m / orientation_tolerance_rad: "target reached" thresholds (an
+            end-effector target is reached when both its position and its orientation are).
         home_joints_rad: the joint configuration that home() moves to.
     """
 
@@ -56,6 +57,7 @@ class PiperConfig:
     motion_timeout_s: float = 20.0
     joint_tolerance_rad: float = math.radians(1.0)
     position_tolerance_m: float = 0.003
+    orientation_tolerance_rad: float = math.radians(1.5)
     home_joints_rad: tuple[float, float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
     def __post_init__(self) -> None:
@@ -72,7 +74,7 @@ class PiperConfig:
         if not 0.0 <= self.gripper_effort_nm <= 5.0:
             raise ValueError(f"gripper_effort_nm must be in [0, 5] N·m, got {self.gripper_effort_nm}")
         for name in ("feedback_timeout_s", "enable_timeout_s", "motion_timeout_s", "joint_tolerance_rad",
-                     "position_tolerance_m"):
+                     "position_tolerance_m", "orientation_tolerance_rad"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")

@@ -252,9 +252,9 @@ class PiperArm(Arm):
             self._raise_on_fault()
             next_tick += dt_s
             time.sleep(max(0.0, next_tick - time.monotonic()))
-        goal = poses_world[-1].p
-        self._wait_until(lambda: float(np.linalg.norm(self.ee_pose().p - goal)) <= self.config.position_tolerance_m,
-                         "the end-effector target")
+        goal = poses_world[-1]
+        self._wait_until(lambda: _reached(self.ee_pose(), goal, self.config.position_tolerance_m,
+                                          self.config.orientation_tolerance_rad), "the end-effector target")
 
     def move_to_pose(self, pose_world: Pose) -> None:
         """Move the end effector to one world-frame pose (the firmware interpolates) and wait."""
@@ -336,3 +336,9 @@ class PiperArm(Arm):
             time.sleep(POLL_S)
         raise DriverError(f"{self.side} Piper did not reach {what} within {self.config.motion_timeout_s} s")
 
+
+def _reached(now: Pose, goal: Pose, tol_m: float, tol_rad: float) -> bool:
+    """Whether ``now`` is within ``tol_m`` of ``goal``'s position and ``tol_rad`` of its orientation (a
+    rotation-only move is done when the wrist has turned, not when the position, unchanged, matches)."""
+    turn_rad = 2.0 * math.acos(min(1.0, abs(float(np.dot(now.q, goal.q)))))
+    return float(np.linalg.norm(now.p - goal.p)) <= tol_m and turn_rad <= tol_rad

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.geometry import ArmSide, Pose
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.pivot_grasp import (
     FINGER_SLACK_M,
@@ -27,37 +28,66 @@ from mallvi.robot_drivers.pivot_grasp import (
     pivot_height_m,
 )
 from mallvi.robot_drivers.rig_geometry import pose_from, top_down_rotation
+from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig
+from mallvi.robot_drivers.safety import SafetyGuard
 
-if TYPE_CHECKING:
-    from mallvi.robot_drivers.rig_skills import Command, RigSkills
+GraspSkill = Callable[[str, ArmSide, float], SkillResult]
+"""``grasp_actor(actor, arm, pre_grasp_dis)``, for an object that does not lie on its side."""
 
 
-def stand_up_on_rig(sk: RigSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_grasp_dis: float) -> SkillResult:
+class PivotRig(Protocol):
+    """What the stand-up needs from the rig's skills: their settings and guard, and their public motion core
+    (``RigSkills`` implements it)."""
+
+    config: RigSkillsConfig
+    guard: SafetyGuard
+
+    def move_straight(self, side: ArmSide, goal: Pose, log_: list[Command], label: str,
+                      ignore: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = ()) -> Failure | None: ...
+
+    def command_gripper(self, side: ArmSide, opening: float, log_: list[Command], label: str) -> Failure | None: ...
+
+    def gripper_opening(self, side: ArmSide) -> float: ...
+
+    def gripper_stroke_m(self, side: ArmSide) -> float | None: ...
+
+    def base_pose(self, side: ArmSide) -> Pose | None: ...
+
+    def reachable_yaw(self, side: ArmSide, target: NDArray[np.float64], yaw_rad: float) -> float: ...
+
+    def mark_held(self, side: ArmSide, name: str, grasp_height_m: float) -> None: ...
+
+    def run(self, body: Callable[[list[Command]], SkillResult]) -> SkillResult: ...
+
+
+def stand_up_on_rig(sk: PivotRig, grasp: GraspSkill, side: ArmSide, actor: str, info: ObjectInfo,
+                    pre_grasp_dis: float) -> SkillResult:
     """The body of ``RigSkills.upright_actor`` (arm, object and parameters already checked)."""
     half = np.asarray(info.size_m, dtype=float) / 2
     long_i = 0 if half[0] >= half[1] else 1
     length, width, thickness = 2 * half[long_i], 2 * half[1 - long_i], 2 * half[2]
     if length < LYING_LENGTH_RATIO * thickness:
-        r = sk.grasp_actor(actor, side, pre_grasp_dis=pre_grasp_dis)
+        r = grasp(actor, side, pre_grasp_dis)
         note = f"{actor} does not lie on its side: " + ("grasped it as it stands" if r.ok else r.message)
-        return SkillResult(r.ok, note, {**r.data, "already_upright": True})
-    stroke_m = getattr(getattr(sk.dual_arm.arm(side), "config", None), "gripper_max_stroke_m", None)
-    if not isinstance(stroke_m, float):
+        return SkillResult(r.ok, note, {**r.data, "already_upright": True}, r.kind)
+    stroke_m = sk.gripper_stroke_m(side)
+    if stroke_m is None:
         return SkillResult.failure(f"the {side} arm does not report its gripper stroke; upright_actor needs it to "
-                                   "loosen the grip to the object's width")
+                                   "loosen the grip to the object's width", FailureKind.DEVICE_FAULT)
     if width + FINGER_SLACK_M > stroke_m:
-        return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens {stroke_m * 100:.1f} cm")
+        return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens {stroke_m * 100:.1f} cm",
+                                   FailureKind.OBJECT_STATE)
     d_end = end_grasp_offset_m(float(length), float(thickness), sk.config.palm_to_tcp_m)
     if isinstance(d_end, str):
-        return SkillResult.failure(f"cannot stand {actor} up: {d_end}")
+        return SkillResult.failure(f"cannot stand {actor} up: {d_end}", FailureKind.OBJECT_STATE)
     yaw = float(Rotation.from_quat([*info.pose.q[1:], info.pose.q[0]]).as_euler("zyx")[0]) + long_i * math.pi / 2
     axis = np.array([math.cos(yaw), math.sin(yaw), 0.0])
     centre = np.asarray(info.pose.p, dtype=float)
     ends = [centre + sign * axis * (length / 2 - d_end) for sign in (1.0, -1.0)]
-    base = getattr(sk.dual_arm.arm(side), "base_pose_world", None)
-    near = np.asarray(base.p if isinstance(base, Pose) else [(-0.3 if side == "left" else 0.3), -0.3, 0.0])
+    base = sk.base_pose(side)
+    near = np.asarray(base.p if base is not None else [(-0.3 if side == "left" else 0.3), -0.3, 0.0])
     grasp_centre = min(ends, key=lambda p: float(np.linalg.norm(p[:2] - near[:2])))
-    R = top_down_rotation(sk._reachable_yaw(side, grasp_centre, yaw + math.pi / 2))  # fingers across the axis
+    R = top_down_rotation(sk.reachable_yaw(side, grasp_centre, yaw + math.pi / 2))  # fingers across the axis
     tcp = sk.guard.config.tcp_offset_m
     ee_grasp = pose_from(grasp_centre + np.array([0.0, 0.0, tcp]), R)
     ee_pre = pose_from(grasp_centre + np.array([0.0, 0.0, tcp + pre_grasp_dis]), R)
@@ -68,39 +98,38 @@ def stand_up_on_rig(sk: RigSkills, side: ArmSide, actor: str, info: ObjectInfo, 
     min_opening = sk.config.min_grasp_opening
 
     def body(log_: list[Command]) -> SkillResult:
-        steps: list[Callable[[], str | None]] = [
-            lambda: sk._gripper(side, 1.0, log_, "open"),
-            lambda: sk._move(side, ee_pre, log_, "pre-grasp", ignore=target_box),
-            lambda: sk._move(side, ee_grasp, log_, "approach", ignore=target_box),
-            lambda: sk._gripper(side, 0.0, log_, "close"),
+        steps: list[Callable[[], Failure | None]] = [
+            lambda: sk.command_gripper(side, 1.0, log_, "open"),
+            lambda: sk.move_straight(side, ee_pre, log_, "pre-grasp", ignore=target_box),
+            lambda: sk.move_straight(side, ee_grasp, log_, "approach", ignore=target_box),
+            lambda: sk.command_gripper(side, 0.0, log_, "close"),
         ]
         for step in steps:
             why = step()
             if why is not None:
-                return SkillResult.failure(why)
-        if not sk.config.dry_run and sk._opening(side) < min_opening:
-            sk._gripper(side, 1.0, log_, "release")
-            sk._move(side, ee_pre, log_, "retreat", ignore=target_box)
-            return SkillResult.failure(f"grasp of {actor} failed: the {side} gripper closed on nothing")
-        why = sk._move(side, ee_pivot, log_, "lift to pivot", ignore=target_box)
+                return why.result()
+        if not sk.config.dry_run and sk.gripper_opening(side) < min_opening:
+            sk.command_gripper(side, 1.0, log_, "release")
+            sk.move_straight(side, ee_pre, log_, "retreat", ignore=target_box)
+            return SkillResult.failure(f"grasp of {actor} failed: the {side} gripper closed on nothing",
+                                       FailureKind.GRASP_EMPTY)
+        why = sk.move_straight(side, ee_pivot, log_, "lift to pivot", ignore=target_box)
         if why is not None:
-            return SkillResult.failure(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing "
-                                       f"upright: {why}")
-        why = sk._gripper(side, loose, log_, "loosen")
+            return why.result(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing upright: ")
+        why = sk.command_gripper(side, loose, log_, "loosen")
         if why is not None:
-            return SkillResult.failure(why)
+            return why.result()
         log_.append({"arm": side, "kind": "swing", "dwell_s": sk.config.swing_dwell_s})
         if not sk.config.dry_run:
             time.sleep(sk.config.swing_dwell_s)
-        why = sk._gripper(side, 0.0, log_, "close")
+        why = sk.command_gripper(side, 0.0, log_, "close")
         if why is not None:
-            return SkillResult.failure(why)
-        if not sk.config.dry_run and sk._opening(side) < min_opening:
+            return why.result()
+        if not sk.config.dry_run and sk.gripper_opening(side) < min_opening:
             return SkillResult.failure(f"{actor} fell out of the loosened grip (the {side} gripper closed on "
-                                       "nothing)")
-        sk._mark_held(side, actor, float(length - d_end))
+                                       "nothing)", FailureKind.EXECUTION)
+        sk.mark_held(side, actor, float(length - d_end))
         return SkillResult.success(f"{actor} swung upright in the {side} gripper (not seen yet: the Reflector "
                                    "looks)", object=actor, arm=side, pivot_m=[round(float(v), 3) for v in ee_pivot.p])
 
-    return sk._run(body)
-
+    return sk.run(body)

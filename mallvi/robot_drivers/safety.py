@@ -1,7 +1,8 @@
 """SafetyGuard: the check every motion command passes before it reaches an arm, in simulation and on the rig.
 
 A check returns ``None`` when the command is allowed and a human-readable reason when it is refused; callers turn
-a refusal into ``SkillResult(ok=False, message=reason)``. Nothing here raises for an unsafe command.
+a refusal into a failed ``SkillResult`` of kind ``REFUSED_BY_GUARD`` (``refused``). Nothing here raises for an unsafe
+command.
 
 Checks (all limits are ``SafetyConfig`` fields, world frame, metres and radians):
 - NaN/inf rejection of poses, joint paths and gripper values;
@@ -24,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind
 
 Vec3 = tuple[float, float, float]
 Box = tuple[Vec3, Vec3]
@@ -109,6 +111,11 @@ def _finite(values: Sequence[float] | NDArray[np.float64]) -> bool:
 def _rotation_angle_rad(q_a: NDArray[np.float64], q_b: NDArray[np.float64]) -> float:
     dot = abs(float(np.dot(q_a / np.linalg.norm(q_a), q_b / np.linalg.norm(q_b))))
     return 2.0 * math.acos(min(1.0, dot))
+
+
+def refused(reason: str) -> Failure:
+    """A guard refusal as a typed skill failure (kind ``REFUSED_BY_GUARD``; nothing moved)."""
+    return Failure(FailureKind.REFUSED_BY_GUARD, reason)
 
 
 class SafetyGuard:

@@ -11,6 +11,9 @@ so an episode's faults are reproducible. The faults act physically on the SAPIEN
 
 Every injected fault is appended to ``FaultInjector.log`` (kind, skill, object, simulated time) and passed, as it
 happens, to each callable in ``FaultInjector.listeners`` (e.g. one that writes a ``fault_injected`` trace event).
+
+The skills know nothing of faults: ``SimFaults`` plugs an episode's ``FaultInjector`` into them through the four
+``FaultHooks`` points (fingers about to close, object lifted, place starting, object put down).
 """
 
 from __future__ import annotations
@@ -26,11 +29,16 @@ import sapien
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile, draw_fault, fault_rng, parse_contingency
+from mallvi.sim_bridge.motion import Motion
+from mallvi.sim_bridge.ports import Clock, Objects, Rig
 from mallvi.sim_bridge.scene_spec import CUBE_TOL_M, SimObject
 
 log = logging.getLogger(__name__)
+
+SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
 
 
 @dataclass
@@ -69,6 +77,70 @@ class FaultInjector:
         r = float(self.rng.uniform(0.04, 0.08))
         a = float(self.rng.uniform(0.0, 2 * math.pi))
         return np.array([r * math.cos(a), r * math.sin(a), 0.0])
+
+
+class SimFaults:
+    """``FaultHooks`` that apply an episode's ``FaultInjector`` to the simulated skills."""
+
+    def __init__(self, injector: FaultInjector, rig: Rig, objects: Objects, motion: Motion, clock: Clock) -> None:
+        self.injector = injector
+        self.rig = rig
+        self.objects = objects
+        self.motion = motion
+        self.clock = clock
+
+    def grasp_closing(self, side: ArmSide, actor: str) -> str | None:
+        """Draw the grasp's fault; a ``grasp_miss`` pushes the object out from between the fingers now."""
+        fault = self.injector.draw("grasp")
+        if fault == "grasp_miss":
+            arm = self.rig.arms[side]
+            T_ee = arm.ee_pose().as_matrix()
+            sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
+            push_out_of_grasp(self.objects.bodies[actor], sideways, gripper_half_width_m=0.03,
+                              grasp_centre_world=np.asarray(arm.tcp_pose().position_m, dtype=float))
+            self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
+        return fault
+
+    def grasp_lifted(self, side: ArmSide, actor: str, fault: str | None, gripper_pos: float) -> None:
+        """Apply a drawn ``grasp_slip``: the object drops out of the lifted gripper, whose command stays closed.
+
+        A tall object held near its top lands with its top still between the fingers; the hand then rises clear
+        of it first (as if it had kept lifting while the object slid out), so the fingers do not catch it again.
+        """
+        if fault != "grasp_slip":
+            return
+        rig = self.rig
+        arm = rig.arms[side]
+        rig.holder.release(side)
+        arm.set_gripper(1.0)  # the fingers let go and the object falls out...
+        self.clock.step(60)
+        T_tcp = arm.tcp_pose().as_matrix()
+        fingertips_z = float((T_tcp[:3, 3] + rig.embodiment.tcp_to_fingertip_m * T_tcp[:3, 0])[2])
+        caught_m = float(self.objects.bodies[actor].corners_world()[:, 2].max()) - fingertips_z
+        if caught_m > -SLIP_CLEAR_M:
+            ee = arm.ee_pose()
+            up = Pose((ee.position_m[0], ee.position_m[1], ee.position_m[2] + caught_m + SLIP_CLEAR_M), ee.quat_wxyz)
+            why = self.motion.move(side, up, "straight_then_free")
+            if why is not None:
+                log.info("the %s hand could not rise clear of %s after its slip: %s", side, actor, why)
+        arm.set_gripper(gripper_pos)  # ...while the gripper's command stays "closed"
+        self.injector.record("grasp_slip", "grasp", actor, self.clock.sim_time_s)
+
+    def place_drawn(self, actor: str) -> tuple[str | None, NDArray[np.float64]]:
+        """The place's fault and the offset its target gets: 4-8 cm for a ``place_off`` (recorded now)."""
+        fault = self.injector.draw("place")
+        offset_m = np.zeros(3)
+        if fault == "place_off":
+            offset_m = self.injector.place_offset_m()
+            self.injector.record(fault, "place", actor, self.clock.sim_time_s)
+        return fault, offset_m
+
+    def placed(self, actor: str, fault: str | None) -> None:
+        """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated."""
+        if fault == "knock_over":
+            knock_over(self.objects.bodies[actor], self.injector.rng)
+            self.injector.record(fault, "place", actor, self.clock.sim_time_s)
+            self.clock.settle(1.0)
 
 
 def _body(obj: SimObject) -> sapien.physx.PhysxRigidDynamicComponent | None:

@@ -1,31 +1,28 @@
 """Reaching, closing on and holding an object in the simulator: the common core of the grasping skills.
 
 ``GraspReach.grasp_at`` brings the open gripper to one of an object's grasp frames (free motion to the pre-grasp
-pose, then straight in), closes it and verifies the hold in physics. The episode's grasp faults act here: a
-``grasp_miss`` pushes the object out from between the fingers before they close, a ``grasp_slip`` lets it fall
-after the skill has lifted it (``slip_if_drawn``).
+pose, then straight in), closes it and verifies the hold in physics. The episode's grasp faults act through its
+``FaultHooks`` (``contingency.SimFaults``): a ``grasp_miss`` as the fingers are about to close, a ``grasp_slip``
+after the skill has lifted the object (``slip_if_drawn``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mallvi.contracts.geometry import ArmSide, Pose
-from mallvi.contracts.skills import SkillResult
-from mallvi.sim_bridge.contingency import push_out_of_grasp
+from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, frame_from, leaned_top_grasps
 from mallvi.sim_bridge.motion import Motion
-
-if TYPE_CHECKING:
-    from mallvi.sim_bridge.world import SimWorld
+from mallvi.sim_bridge.planning import ArmPlanner
+from mallvi.sim_bridge.ports import FaultHooks, Rig
 
 log = logging.getLogger(__name__)
 
-SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
 CANDIDATE_IK_RESTARTS = 12  # IK restarts when screening grasp candidates (the pre-grasp plan re-solves with 40)
 
 
@@ -48,9 +45,11 @@ def ee_for(grasp: Pose, back_m: float) -> Pose:
 class GraspReach:
     """Grasp machinery shared by ``grasp_actor``, ``upright_actor`` and the lay-down inside it."""
 
-    def __init__(self, world: SimWorld, motion: Motion) -> None:
-        self.world = world
+    def __init__(self, rig: Rig, planners: Mapping[ArmSide, ArmPlanner], motion: Motion, faults: FaultHooks) -> None:
+        self.rig = rig
+        self.planners = planners
         self.motion = motion
+        self.faults = faults
 
     def reach_grasp(self, side: ArmSide, actor: str, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
                     grasp_dis: float, reasons: list[str]) -> tuple[str, Pose] | None:
@@ -61,13 +60,13 @@ class GraspReach:
         vertical approach cannot be planned). Within a tier the three with the least joint travel are tried.
         Returns the (key, frame) reached, or None with the reasons appended to ``reasons``.
         """
-        offset = self.world.embodiment.tcp_offset_m
+        offset = self.rig.embodiment.tcp_offset_m
         tiers = [frames] + [leaned_top_grasps(frames, lean) for lean in TOP_GRASP_LEANS_DEG]
         for tier in tiers:
             options = self.reachable_grasps(side, tier, pre_grasp_dis, grasp_dis, reasons)
             for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
                 plan = self.motion.plan(side, ee_for(frame, offset + pre_grasp_dis), "free")
-                if isinstance(plan, str):
+                if isinstance(plan, Failure):
                     reasons.append(f"{key}: {plan}")
                     continue
                 self.motion.execute({side: plan}, gripper_to={side: 1.0})
@@ -82,83 +81,58 @@ class GraspReach:
                          grasp_dis: float, reasons: list[str]) -> list[tuple[float, str, Pose]]:
         """(joint travel, key, frame) of the frames whose grasp and pre-grasp poses pass the guard and have IK;
         the reasons of the others are appended to ``reasons``."""
-        w = self.world
-        offset = w.embodiment.tcp_offset_m
-        q_now = w.arms[side].joint_positions_rad()
+        rig = self.rig
+        offset = rig.embodiment.tcp_offset_m
+        q_now = rig.arms[side].joint_positions_rad()
         options: list[tuple[float, str, Pose]] = []
         for key, frame in frames:
             ee_grasp = ee_for(frame, offset + grasp_dis)
             ee_pre = ee_for(frame, offset + pre_grasp_dis)
-            why = w.guard.check_pose(side, ee_grasp) or w.guard.check_pose(side, ee_pre)
+            why = rig.guard.check_pose(side, ee_grasp) or rig.guard.check_pose(side, ee_pre)
             if why is not None:
                 reasons.append(f"{key}: {why}")
                 continue
-            q_grasp, why = w.planners[side].ik(ee_grasp, q_now, n_init=CANDIDATE_IK_RESTARTS)
+            q_grasp, why = self.planners[side].ik(ee_grasp, q_now, n_init=CANDIDATE_IK_RESTARTS)
             if q_grasp is None:
                 reasons.append(f"{key}: grasp pose unreachable ({why})")
                 continue
-            q_pre, why = w.planners[side].ik(ee_pre, q_grasp, n_init=CANDIDATE_IK_RESTARTS)
+            q_pre, why = self.planners[side].ik(ee_pre, q_grasp, n_init=CANDIDATE_IK_RESTARTS)
             if q_pre is None:
                 reasons.append(f"{key}: pre-grasp pose unreachable ({why})")
                 continue
             options.append((float(np.abs(q_pre - q_now).sum() + np.abs(q_grasp - q_pre).sum()), key, frame))
         return options
 
-    def close_and_hold(self, side: ArmSide, pos: float, expected: str | None) -> tuple[str | None, str]:
-        arm = self.world.arms[side]
-        arm.set_gripper(pos)
-        return self.world.holder.try_hold(side, expected)
+    def close_and_hold(self, side: ArmSide, pos: float, expected: str | None) -> tuple[str | None, Failure | None]:
+        self.rig.arms[side].set_gripper(pos)
+        return self.rig.holder.try_hold(side, expected)
 
     def grasp_at(self, side: ArmSide, actor: str, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
-                 grasp_dis: float, gripper_pos: float) -> Grasped | SkillResult:
+                 grasp_dis: float, gripper_pos: float) -> Grasped | Failure:
         """Reach one of the grasp frames (see ``reach_grasp``), then close and verify the hold. The episode's
-        grasp fault is drawn here: a ``grasp_miss`` pushes the object out from between the fingers before they
-        close. On a failed hold the gripper opens and backs off to the pre-grasp pose.
+        grasp fault is drawn as the fingers are about to close (a ``grasp_miss`` acts then). On a failed hold the
+        gripper opens and backs off to the pre-grasp pose. ``UNREACHABLE`` when no grasp frame is reached.
         """
-        w = self.world
+        rig = self.rig
         reasons: list[str] = []
         self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
         reached = self.reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
         if reached is None:
             shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]
-            return SkillResult.failure(f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(shown))
+            return Failure(FailureKind.UNREACHABLE,
+                           f"no reachable grasp of {actor} for the {side} arm: " + "; ".join(shown))
         key, frame = reached
-        offset = w.embodiment.tcp_offset_m
-        fault = w.faults.draw("grasp") if w.faults is not None else None
-        if fault == "grasp_miss" and w.faults is not None:
-            T_ee = w.arms[side].ee_pose().as_matrix()
-            sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            push_out_of_grasp(w.objects[actor], sideways, gripper_half_width_m=0.03,
-                              grasp_centre_world=np.asarray(w.arms[side].tcp_pose().position_m, dtype=float))
-            w.faults.record(fault, "grasp", actor, w.sim_time_s)
-        giver = w.holder.holder_of(actor)  # a handover: the other arm still holds the object
+        offset = rig.embodiment.tcp_offset_m
+        fault = self.faults.grasp_closing(side, actor)
+        giver = rig.holder.holder_of(actor)  # a handover: the other arm still holds the object
         name, why_hold = self.close_and_hold(side, gripper_pos, actor)
         if name is None:
-            w.arms[side].set_gripper(1.0)
+            rig.arms[side].set_gripper(1.0)
             self.motion.move(side, ee_for(frame, offset + pre_grasp_dis), "straight")
-            return SkillResult.failure(f"grasp of {actor} failed: {why_hold}")
+            why = why_hold or Failure(FailureKind.GRASP_EMPTY, "nothing is held")
+            return Failure(why.kind, f"grasp of {actor} failed: {why.message}")
         return Grasped(key, frame, fault, giver)
 
     def slip_if_drawn(self, side: ArmSide, actor: str, grasped: Grasped, gripper_pos: float) -> None:
-        """Apply a drawn ``grasp_slip``: the object drops out of the lifted gripper, whose command stays closed.
-
-        A tall object held near its top lands with its top still between the fingers; the hand then rises clear
-        of it first (as if it had kept lifting while the object slid out), so the fingers do not catch it again.
-        """
-        w = self.world
-        if grasped.fault != "grasp_slip" or w.faults is None:
-            return
-        w.holder.release(side)
-        w.arms[side].set_gripper(1.0)  # the fingers let go and the object falls out...
-        w.step(60)
-        T_tcp = w.arms[side].tcp_pose().as_matrix()
-        fingertips_z = float((T_tcp[:3, 3] + w.embodiment.tcp_to_fingertip_m * T_tcp[:3, 0])[2])
-        caught_m = float(w.objects[actor].corners_world()[:, 2].max()) - fingertips_z
-        if caught_m > -SLIP_CLEAR_M:
-            ee = w.arms[side].ee_pose()
-            up = Pose((ee.position_m[0], ee.position_m[1], ee.position_m[2] + caught_m + SLIP_CLEAR_M), ee.quat_wxyz)
-            why = self.motion.move(side, up, "straight_then_free")
-            if why is not None:
-                log.info("the %s hand could not rise clear of %s after its slip: %s", side, actor, why)
-        w.arms[side].set_gripper(gripper_pos)  # ...while the gripper's command stays "closed"
-        w.faults.record("grasp_slip", "grasp", actor, w.sim_time_s)
+        """Apply a drawn ``grasp_slip`` (the object drops out of the lifted gripper; see ``contingency.py``)."""
+        self.faults.grasp_lifted(side, actor, grasped.fault, gripper_pos)

@@ -18,6 +18,7 @@ import numpy as np
 import sapien
 
 from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.robot_drivers.sim import SimArm
 from mallvi.sim_bridge.scene_spec import SimObject
 
@@ -68,18 +69,21 @@ class GraspHolder:
         both = set.intersection(*touched) if touched else set()
         return sorted(both)
 
-    def try_hold(self, side: ArmSide, expected: str | None = None) -> tuple[str | None, str]:
-        """After closing: hold the object between the fingers. Returns (name or None, reason when None)."""
+    def try_hold(self, side: ArmSide, expected: str | None = None) -> tuple[str | None, Failure | None]:
+        """After closing: hold the object between the fingers. Returns (name, None) or (None, why not):
+        ``GRASP_EMPTY`` when the fingers closed on nothing, ``GRASP_OFF_TARGET`` when they stopped on something
+        that is not (the expected) object between both fingers."""
         arm = self._arms[side]
         gap = arm.finger_gap_m()
         if gap < MIN_FINGER_GAP_M:
-            return None, f"the {side} gripper closed on nothing (finger gap {gap * 1000:.1f} mm)"
+            return None, Failure(FailureKind.GRASP_EMPTY,
+                                 f"the {side} gripper closed on nothing (finger gap {gap * 1000:.1f} mm)")
         between = self.touching_both_fingers(side)
         if expected is not None:
             between = [n for n in between if n == expected]
         if not between:
             what = expected or "any object"
-            return None, f"{what} is not between the {side} gripper's fingers"
+            return None, Failure(FailureKind.GRASP_OFF_TARGET, f"{what} is not between the {side} gripper's fingers")
         name = between[0]
         other = self.holder_of(name)
         if other is not None and other != side:
@@ -87,12 +91,12 @@ class GraspHolder:
         self.release(side)
         body = self._objects[name].entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
         if body is None:
-            return None, f"{name} is static and cannot be picked up"
+            return None, Failure(FailureKind.OBJECT_STATE, f"{name} is static and cannot be picked up")
         drive = self._drive(side, body, name, frame_in_tcp=sapien.Pose())
         drive.set_drive_property_slerp(HOLD_STIFFNESS / 10, HOLD_DAMPING / 10, HOLD_FORCE_LIMIT / 4)
         self._held[side] = (name, drive)
         log.debug("%s arm holds %s (gap %.3f m)", side, name, gap)
-        return name, "ok"
+        return name, None
 
     def hinge(self, side: ArmSide, damping_nms: float = HINGE_DAMPING_NMS) -> str | None:
         """Loosen the grip on what ``side`` holds: it stays at the grasp centre but turns freely (damped) about

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.geometry import ArmSide, Pose
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import Failure
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import grasp_frames
-
-if TYPE_CHECKING:
-    from mallvi.sim_bridge.skills import SimSkills
+from mallvi.sim_bridge.skill_parts import SkillParts
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +30,13 @@ LAY_CLEARANCE_M = 0.02  # kept from other objects' footprints
 TABLE_MARGIN_M = 0.03  # kept from the table's edges
 
 
-def lay_within_reach(sk: SimSkills, side: ArmSide, actor: str, pre_grasp_dis: float) -> str | None:
+def lay_within_reach(sk: SkillParts, side: ArmSide, actor: str, pre_grasp_dis: float) -> str | None:
     """Grasp the lying ``actor`` across its middle and lay it down within ``side``'s reach of its top end.
 
     Returns None when it was laid down (or slipped out on the way: the caller looks where it lies now), else why
     not; a failed lay-down puts the object back down where it was lifted.
     """
-    w = sk.world
+    w = sk
     frames = grasp_frames(w.truth.get_object(actor), None)
     if isinstance(frames, str):
         return frames
@@ -47,7 +44,7 @@ def lay_within_reach(sk: SimSkills, side: ArmSide, actor: str, pre_grasp_dis: fl
     if not top_down:
         return f"{actor} offers no grasp from above where it lies"
     grasped = sk.grasping.grasp_at(side, actor, top_down, pre_grasp_dis, 0.0, 0.0)
-    if isinstance(grasped, SkillResult):
+    if isinstance(grasped, Failure):
         return grasped.message
     grasp_tcp_z = w.arms[side].tcp_pose().position_m[2]
     ee = w.arms[side].ee_pose()
@@ -59,28 +56,28 @@ def lay_within_reach(sk: SimSkills, side: ArmSide, actor: str, pre_grasp_dis: fl
     sk.grasping.slip_if_drawn(side, actor, grasped, 0.0)
     if w.holder.held_by(side) != actor:
         return None
-    fault, offset_m = sk.draw_place_fault(actor)
+    fault, offset_m = sk.faults.place_drawn(actor)
     reasons: list[str] = []
     for T_ee in _lay_poses(sk, side, actor, offset_m):
         final = Pose.from_matrix(T_ee)
         pre = Pose((final.position_m[0], final.position_m[1], final.position_m[2] + LAY_LIFT_M), final.quat_wxyz)
         why = sk.motion.move(side, pre, "free") or sk.motion.move(side, final, "straight")
         if why is not None:
-            reasons.append(why)
+            reasons.append(why.message)
             continue
         w.holder.release(side)
         w.arms[side].set_gripper(1.0)
         _retreat(sk, side, pre)
-        sk.knock_over_if_drawn(actor, fault)
+        sk.faults.placed(actor, fault)
         return None
     put_down(sk, side, grasp_tcp_z)
     shown = reasons[:2] + ([f"... {len(reasons) - 2} more"] if len(reasons) > 2 else [])
     return f"no spot within the {side} arm's reach to lay {actor} down: " + ("; ".join(shown) or "all occupied")
 
 
-def _lay_poses(sk: SimSkills, side: ArmSide, actor: str, offset_m: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+def _lay_poses(sk: SkillParts, side: ArmSide, actor: str, offset_m: NDArray[np.float64]) -> list[NDArray[np.float64]]:
     """End-effector poses (4×4, world) that lay the held ``actor`` at each free spot and heading, best first."""
-    w = sk.world
+    w = sk
     obj = w.objects[actor]
     T_obj = obj.pose.to_transformation_matrix()
     centre_local = np.asarray(obj.box_center_local().p, dtype=float)
@@ -109,10 +106,10 @@ def _lay_poses(sk: SimSkills, side: ArmSide, actor: str, offset_m: NDArray[np.fl
     return poses
 
 
-def _free(sk: SimSkills, actor: str, spot: NDArray[np.float64], direction: NDArray[np.float64]) -> bool:
+def _free(sk: SkillParts, actor: str, spot: NDArray[np.float64], direction: NDArray[np.float64]) -> bool:
     """Whether the object, lying with its centre at ``spot`` along ``direction``, stays on the table and off the
     footprints of the other objects."""
-    w = sk.world
+    w = sk
     obj = w.objects[actor]
     half_len = float(obj.size_m[2]) / 2
     half_w = float(max(obj.size_m[0], obj.size_m[1])) / 2
@@ -132,10 +129,10 @@ def _free(sk: SimSkills, actor: str, spot: NDArray[np.float64], direction: NDArr
     return True
 
 
-def put_down(sk: SimSkills, side: ArmSide, tcp_z: float) -> None:
+def put_down(sk: SkillParts, side: ArmSide, tcp_z: float) -> None:
     """Lower the held object straight down until the grasp centre is at ``tcp_z`` (where it was grasped), let go
     and back off upwards; where the arm cannot go down the object is let go where it is."""
-    w = sk.world
+    w = sk
     ee = w.arms[side].ee_pose()
     drop_m = w.arms[side].tcp_pose().position_m[2] - tcp_z
     if drop_m > 0.005:
@@ -149,7 +146,7 @@ def put_down(sk: SimSkills, side: ArmSide, tcp_z: float) -> None:
     _retreat(sk, side, Pose((up.position_m[0], up.position_m[1], up.position_m[2] + 0.05), up.quat_wxyz))
 
 
-def _retreat(sk: SimSkills, side: ArmSide, pose: Pose) -> None:
+def _retreat(sk: SkillParts, side: ArmSide, pose: Pose) -> None:
     """Back off after letting go; an arm that cannot stays where it is (``back_to_origin`` rises clear later)."""
     why = sk.motion.move(side, pose, "straight")
     if why is not None:

@@ -2,27 +2,29 @@
 
 Every arm motion of ``SimSkills`` goes through ``Motion``: the target pose is checked (NaN, workspace, table
 plane, step size), planned with mplib (the other arm, scene objects and the held object as obstacles), the joint
-path is checked (limits, jumps) and only then tracked by the PD drives. Each failure is returned as a reason.
+path is checked (limits, jumps) and only then tracked by the PD drives. Each failure is returned as a typed
+``Failure``: ``REFUSED_BY_GUARD`` (the guard said no), ``UNREACHABLE`` (no inverse-kinematics solution) or
+``NO_PLAN`` (no collision-free path). ``Motion`` takes the rig, the object registry and the clock, not the world.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 import sapien
 from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind
+from mallvi.robot_drivers.safety import refused
 from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
 from mallvi.sim_bridge import layout
-from mallvi.sim_bridge.planning import PlanResult
+from mallvi.sim_bridge.planning import ArmPlanner, PlanResult
+from mallvi.sim_bridge.ports import Clock, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SimObject
-
-if TYPE_CHECKING:
-    from mallvi.sim_bridge.world import SimWorld
 
 PlanKind = Literal["free", "straight", "straight_then_free"]
 OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting contacts are not collisions
@@ -43,10 +45,13 @@ def _bbox_center(obj: SimObject) -> sapien.Pose:
 
 
 class Motion:
-    """Plans and executes guarded arm motions in a ``SimWorld``."""
+    """Plans and executes guarded arm motions of the simulated rig."""
 
-    def __init__(self, world: SimWorld) -> None:
-        self.world = world
+    def __init__(self, rig: Rig, planners: Mapping[ArmSide, ArmPlanner], objects: Objects, clock: Clock) -> None:
+        self.rig = rig
+        self.planners = planners
+        self.objects = objects
+        self.clock = clock
         self.stats = MotionStats()
         self.plan_log: list[PlanResult] = []
 
@@ -55,39 +60,38 @@ class Motion:
 
     def sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset()) -> None:
         """Bring the planner's world up to date: other arm, scene objects (minus ``exclude``), held object."""
-        w = self.world
-        planner = w.planners[side]
-        planner.set_other_arm(w.arms[self._other(side)].joint_positions_rad())
-        held = w.holder.held_by(side)
+        rig = self.rig
+        planner = self.planners[side]
+        planner.set_other_arm(rig.arms[self._other(side)].joint_positions_rad())
+        held = rig.holder.held_by(side)
         boxes: dict[str, tuple[tuple[float, float, float], Pose]] = {}
         if with_objects:
-            for name, obj in w.objects.items():
-                if name == held or name in exclude or w.holder.holder_of(name) is not None:
+            for name, obj in self.objects.bodies.items():
+                if name == held or name in exclude or rig.holder.holder_of(name) is not None:
                     continue
                 size = tuple(max(0.004, s - 2 * OBSTACLE_SHRINK_M) for s in obj.size_m)
                 p = obj.entity.get_pose() * _bbox_center(obj)
                 boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))
         planner.set_object_boxes(boxes)
-        attached = w.holder.held_pose_in_ee(side)
+        attached = rig.holder.held_pose_in_ee(side)
         if attached is None:
             planner.detach()
         else:
             size_m, rel = attached
-            rel = rel * _bbox_center(w.objects[held]) if held is not None else rel
+            rel = rel * _bbox_center(self.objects.bodies[held]) if held is not None else rel
             shrunk = tuple(float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
             planner.attach_box(held or "held", (shrunk[0], shrunk[1], shrunk[2]), Pose.from_arrays(rel.p, rel.q))
 
     def plan(
         self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()
-    ) -> PlanResult | str:
-        """Check ``target`` with the guard and plan to it; returns the plan or the refusal/failure reason."""
-        w = self.world
-        arm = w.arms[side]
-        reason = w.guard.check_pose(side, target, current=arm.ee_pose())
+    ) -> PlanResult | Failure:
+        """Check ``target`` with the guard and plan to it; returns the plan or why there is none."""
+        arm = self.rig.arms[side]
+        reason = self.rig.guard.check_pose(side, target, current=arm.ee_pose())
         if reason is not None:
-            return reason
+            return refused(reason)
         q0 = arm.joint_positions_rad()
-        planner = w.planners[side]
+        planner = self.planners[side]
         result: PlanResult | None = None
         if kind in ("straight", "straight_then_free"):
             self.sync_planner(side, with_objects=False)
@@ -99,20 +103,21 @@ class Motion:
             self._record(result)
         assert result is not None
         if not result.ok:
-            return f"cannot move the {side} arm to {np.round(target.p, 3).tolist()}: {result.message}"
+            return Failure(_plan_failure_kind(result),
+                           f"cannot move the {side} arm to {np.round(target.p, 3).tolist()}: {result.message}")
         return self._check_path(side, result)
 
-    def plan_joints(self, side: ArmSide, q_goal: NDArray[np.float64]) -> PlanResult | str:
+    def plan_joints(self, side: ArmSide, q_goal: NDArray[np.float64]) -> PlanResult | Failure:
         """RRT-Connect to a joint configuration (e.g. home), guard-checked."""
-        w = self.world
-        reason = w.guard.check_values(f"{side} joint target", q_goal)
+        reason = self.rig.guard.check_values(f"{side} joint target", q_goal)
         if reason is not None:
-            return reason
+            return refused(reason)
         self.sync_planner(side, with_objects=True)
-        result = w.planners[side].plan_to_qpos(q_goal, w.arms[side].joint_positions_rad())
+        result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad())
         self._record(result)
         if not result.ok:
-            return f"cannot move the {side} arm to its joint target: {result.message}"
+            return Failure(_plan_failure_kind(result), f"cannot move the {side} arm to its joint target: "
+                                                       f"{result.message}")
         return self._check_path(side, result)
 
     def _record(self, result: PlanResult) -> None:
@@ -122,9 +127,9 @@ class Motion:
         if len(self.plan_log) > 1000:
             del self.plan_log[:500]
 
-    def _check_path(self, side: ArmSide, result: PlanResult) -> PlanResult | str:
-        reason = self.world.guard.check_joint_path(side, result.path_rad, result.dt_s)
-        return reason if reason is not None else result
+    def _check_path(self, side: ArmSide, result: PlanResult) -> PlanResult | Failure:
+        reason = self.rig.guard.check_joint_path(side, result.path_rad, result.dt_s)
+        return refused(reason) if reason is not None else result
 
     def execute(
         self,
@@ -132,27 +137,34 @@ class Motion:
         gripper_to: Mapping[ArmSide, float] | None = None,
     ) -> None:
         """Track one or two plans together, interpolating gripper commands linearly along the motion."""
-        w = self.world
+        arms, clock = self.rig.arms, self.clock
         dt = layout.PHYSICS_DT_S
         dense = {s: resample_path(p.path_rad, p.dt_s, dt) for s, p in plans.items()}
         vel = {s: path_velocities(d, dt) for s, d in dense.items()}
         n = max(len(d) for d in dense.values())
-        grip_from = {s: w.arms[s].gripper_opening() for s in (gripper_to or {})}
+        grip_from = {s: arms[s].gripper_opening() for s in (gripper_to or {})}
         for i in range(n):
             for s, d in dense.items():
                 k = min(i, len(d) - 1)
-                w.arms[s].set_joint_targets(d[k], vel[s][k] if i < len(d) - 1 else None)
+                arms[s].set_joint_targets(d[k], vel[s][k] if i < len(d) - 1 else None)
             for s, g in (gripper_to or {}).items():
                 frac = (i + 1) / n
-                w.arms[s].set_gripper_target(grip_from[s] + frac * (g - grip_from[s]))
-            w.step(1)
-        w.step(SETTLE_STEPS)
+                arms[s].set_gripper_target(grip_from[s] + frac * (g - grip_from[s]))
+            clock.step(1)
+        clock.step(SETTLE_STEPS)
         self.stats.moved_s += (n + SETTLE_STEPS) * dt
 
-    def move(self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()) -> str | None:
-        """Plan and execute one arm's motion; None on success, else the reason."""
+    def move(
+        self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()
+    ) -> Failure | None:
+        """Plan and execute one arm's motion; None on success, else why not (nothing moved)."""
         plan = self.plan(side, target, kind, exclude)
-        if isinstance(plan, str):
+        if isinstance(plan, Failure):
             return plan
         self.execute({side: plan})
         return None
+
+
+def _plan_failure_kind(result: PlanResult) -> FailureKind:
+    """``UNREACHABLE`` when the planner found no inverse-kinematics solution, else ``NO_PLAN``."""
+    return FailureKind.UNREACHABLE if result.no_ik else FailureKind.NO_PLAN

@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import io
 import logging
+import math
 import os
 import sys
 import time
@@ -59,6 +60,7 @@ def quiet_planner_output(stderr: bool = False) -> Iterator[None]:
 
 
 PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
+ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation (and 0.1 mm in position) is done
 SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
 
 
@@ -72,6 +74,7 @@ class PlanResult:
     path_rad: NDArray[np.float64]
     dt_s: float = PATH_DT_S
     planning_s: float = 0.0
+    no_ik: bool = False  # failed because the target has no inverse-kinematics solution
 
     @property
     def duration_s(self) -> float:
@@ -226,7 +229,7 @@ class ArmPlanner:
         q_goal, why = self.ik(pose, q_start)
         if q_goal is None:
             empty = np.zeros((0, len(q_start)))
-            return PlanResult(False, why, "rrt_connect", empty, planning_s=time.perf_counter() - t0)
+            return PlanResult(False, why, "rrt_connect", empty, planning_s=time.perf_counter() - t0, no_ik=True)
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S,
                               time.perf_counter() - t0)  # fmt: skip
@@ -238,7 +241,9 @@ class ArmPlanner:
     def plan_straight(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
         """Screw motion: the end-effector moves on a straight line (and a constant-axis rotation) to ``pose``."""
         t0 = time.perf_counter()
-        if np.linalg.norm(self.fk(q_start).p - pose.p) < 1e-4:
+        now = self.fk(q_start)
+        turn_rad = 2.0 * math.acos(min(1.0, abs(float(np.dot(now.q, pose.q)))))
+        if np.linalg.norm(now.p - pose.p) < 1e-4 and turn_rad < ALREADY_THERE_RAD:
             return PlanResult(True, "already there", "screw", q_start[None, :].copy(), PATH_DT_S, 0.0)
         raw = self._guarded_call(
             self._planner.plan_screw, _mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05

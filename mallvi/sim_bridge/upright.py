@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import sapien
@@ -25,15 +25,17 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M, end_grasp_offset_m, pivot_height_m
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import LYING_TILT_COS, frame_from
 from mallvi.sim_bridge.lay_down import lay_within_reach, put_down
+from mallvi.sim_bridge.skill_parts import SkillParts
 
-if TYPE_CHECKING:
-    from mallvi.sim_bridge.skills import SimSkills
+GraspSkill = Callable[[str, ArmSide, float], SkillResult]
+"""``grasp_actor(actor, arm, pre_grasp_dis)``, for an object that already stands."""
+
 
 log = logging.getLogger(__name__)
 
@@ -64,63 +66,65 @@ def top_end_grasps(T_obj: NDArray[np.float64], centre_world: NDArray[np.float64]
     return [("top_end", frame_from(p, R)), ("top_end_flipped", frame_from(p, R @ np.diag([1.0, -1.0, -1.0])))]
 
 
-def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_grasp_dis: float,
+def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info: ObjectInfo, pre_grasp_dis: float,
              may_lay_down: bool = True) -> SkillResult:
     """The body of ``SimSkills.upright_actor`` (parameters already checked). When the arm reaches the lying
     object but not its top end, it first lays the object down within reach (``lay_down.py``; once)."""
-    w = sk.world
+    w = sk
     obj = w.objects[actor]
     T_obj = info.pose.as_matrix()
     if T_obj[2, 2] >= LYING_TILT_COS:
-        r = sk.grasp_actor(actor, side, pre_grasp_dis=pre_grasp_dis)
+        r = grasp(actor, side, pre_grasp_dis)
         note = f"{actor} already stands upright: " + ("grasped it as it stands" if r.ok else r.message)
-        return SkillResult(r.ok, note, {**r.data, "already_upright": True})
+        return SkillResult(r.ok, note, {**r.data, "already_upright": True}, r.kind)
+    state = FailureKind.OBJECT_STATE
     if T_obj[2, 2] <= -LYING_TILT_COS:
-        return SkillResult.failure(f"{actor} stands on its top; upright_actor stands up objects lying on a side")
+        return SkillResult.failure(f"{actor} stands on its top; upright_actor stands up objects lying on a side", state)
     holder = w.holder.holder_of(actor)
     if holder is not None:
         return SkillResult.failure(f"{actor} is in the {holder} gripper; upright_actor stands up an object lying "
-                                   "on a surface")
+                                   "on a surface", state)
     size = np.asarray(obj.size_m, dtype=float)
     vertical = 0 if abs(T_obj[2, 0]) >= abs(T_obj[2, 1]) else 1  # which cross axis points (most nearly) up
     thickness, width = float(size[vertical]), float(size[1 - vertical])
     max_gap = 2 * w.embodiment.finger_travel_m
     if width + FINGER_SLACK_M > max_gap:
-        return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens {max_gap * 100:.1f} cm")
+        return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens {max_gap * 100:.1f} cm",
+                                   state)
     d_end = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
     if isinstance(d_end, str):
-        return SkillResult.failure(f"cannot stand {actor} up: {d_end}")
+        return SkillResult.failure(f"cannot stand {actor} up: {d_end}", state)
     centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
     support_z = float(obj.corners_world()[:, 2].min())
     frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
     grasped = sk.grasping.grasp_at(side, actor, frames, pre_grasp_dis, 0.0, 0.0)
-    if isinstance(grasped, SkillResult):
-        if not (may_lay_down and grasped.message.startswith("no reachable grasp")):
-            return grasped
+    if isinstance(grasped, Failure):
+        if not (may_lay_down and grasped.kind == FailureKind.UNREACHABLE):
+            return grasped.result()
         why = lay_within_reach(sk, side, actor, pre_grasp_dis)
         if why is not None:
-            return SkillResult.failure(f"{grasped.message}; laying it down within reach failed too: {why}")
-        again = stand_up(sk, side, actor, w.truth.get_object(actor), pre_grasp_dis, may_lay_down=False)
+            return Failure(grasped.kind, f"{grasped.message}; laying it down within reach failed too: {why}").result()
+        again = stand_up(sk, grasp, side, actor, w.truth.get_object(actor), pre_grasp_dis, may_lay_down=False)
         note = f"laid {actor} down within the {side} arm's reach first; "
-        return SkillResult(again.ok, note + again.message, {**again.data, "laid_down": True})
+        return SkillResult(again.ok, note + again.message, {**again.data, "laid_down": True}, again.kind)
     grasp_tcp_z = w.arms[side].tcp_pose().position_m[2]
     lever = _lever_m(sk, side, actor)
     if lever < MIN_LEVER_M:  # the object moved in the closing fingers: it would swing the wrong way round
         put_down(sk, side, grasp_tcp_z)
         return SkillResult.failure(f"{actor} shifted as the fingers closed: the grasp is {lever * 100:.1f} cm from its "
                                    f"centre towards its top (at least {MIN_LEVER_M * 100:.0f} cm needed); released "
-                                   "it where it lies", grasp=grasped.key)
+                                   "it where it lies", FailureKind.EXECUTION, grasp=grasped.key)
     pivot_z = pivot_height_m(support_z, float(size[2]), d_end)
     far = -np.array([T_obj[0, 2], T_obj[1, 2], 0.0])
     sweep = _Sweep(far / max(1e-9, float(np.linalg.norm(far))), float(size[2]), d_end, thickness)
-    why = _lift_to_pivot(sk, side, pivot_z, sweep)
-    if why is not None:
-        return SkillResult.failure(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing upright: "
-                                   f"{why}", grasp=grasped.key)
-    why = _swing(sk, side, actor, width)
-    if why is not None:
+    lift = _lift_to_pivot(sk, side, pivot_z, sweep)
+    if lift is not None:
+        return lift.result(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing upright: ",
+                           grasp=grasped.key)
+    swing = _swing(sk, side, actor, width)
+    if swing is not None:
         put_down(sk, side, grasp_tcp_z)
-        return SkillResult.failure(why + "; put it back down", grasp=grasped.key)
+        return Failure(swing.kind, swing.message + "; put it back down").result(grasp=grasped.key)
     _level(sk, side, actor)
     tilt = tilt_deg(w.truth.get_object(actor).pose)
     pivot = [round(float(v), 3) for v in w.arms[side].tcp_pose().position_m]
@@ -129,25 +133,25 @@ def stand_up(sk: SimSkills, side: ArmSide, actor: str, info: ObjectInfo, pre_gra
                                grasp=grasped.key, tilt_deg=round(tilt, 1), pivot_m=pivot)
 
 
-def _lever_m(sk: SimSkills, side: ArmSide, actor: str) -> float:
+def _lever_m(sk: SkillParts, side: ArmSide, actor: str) -> float:
     """How far the grasp centre lies from the object's centre along its axis, towards its top end."""
-    obj = sk.world.objects[actor]
+    obj = sk.objects[actor]
     axis = obj.pose.to_transformation_matrix()[:3, 2]
     centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
-    return float((np.asarray(sk.world.arms[side].tcp_pose().position_m, dtype=float) - centre) @ axis)
+    return float((np.asarray(sk.arms[side].tcp_pose().position_m, dtype=float) - centre) @ axis)
 
 
-def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float, sweep: _Sweep) -> str | None:
+def _lift_to_pivot(sk: SkillParts, side: ArmSide, pivot_z: float, sweep: _Sweep) -> Failure | None:
     """Raise the grasp centre to ``pivot_z`` where it is or, out of reach there, at the spots ``_pivot_spots``
     offers, skipping those where the swing would hit a pedestal."""
-    w = sk.world
+    w = sk
     ee, tcp = w.arms[side].ee_pose(), w.arms[side].tcp_pose()
     dz = pivot_z - tcp.position_m[2]
     tcp_from_ee = np.asarray(tcp.position_m[:2], dtype=float) - np.asarray(ee.position_m[:2], dtype=float)
-    why: str | None = None
+    why: Failure | None = None
     for x, y in _pivot_spots(sk, side):
         if not sweep.clear_of_pedestals(sk, np.array([x + tcp_from_ee[0], y + tcp_from_ee[1], pivot_z])):
-            why = why or f"the swing about ({x:.2f}, {y:.2f}) would hit a pedestal"
+            why = why or Failure(FailureKind.NO_PLAN, f"the swing about ({x:.2f}, {y:.2f}) would hit a pedestal")
             continue
         target = Pose((x, y, ee.position_m[2] + dz), ee.quat_wxyz)
         why = sk.motion.move(side, target, "straight_then_free")
@@ -156,10 +160,10 @@ def _lift_to_pivot(sk: SimSkills, side: ArmSide, pivot_z: float, sweep: _Sweep) 
     return why
 
 
-def _pivot_spots(sk: SimSkills, side: ArmSide) -> list[tuple[float, float]]:
+def _pivot_spots(sk: SkillParts, side: ArmSide) -> list[tuple[float, float]]:
     """End-effector xy to swing at, best first: where it is, then on the way to ``PIVOT_HOME_XY_M`` (mirrored for
     the left arm), then moved towards the arm's base."""
-    here = np.asarray(sk.world.arms[side].ee_pose().position_m[:2], dtype=float)
+    here = np.asarray(sk.arms[side].ee_pose().position_m[:2], dtype=float)
     home = np.array([PIVOT_HOME_XY_M[0] * (-1.0 if side == "left" else 1.0), PIVOT_HOME_XY_M[1]])
     spots = [here, here + 0.5 * (home - here), home]
     spots += [np.asarray(_towards_base(sk, side, shift)) for shift in PIVOT_SHIFTS_M[1:]]
@@ -184,12 +188,12 @@ class _Sweep:
                 out.append(pivot + r * along)
         return np.asarray(out)
 
-    def clear_of_pedestals(self, sk: SimSkills, pivot: NDArray[np.float64]) -> bool:
+    def clear_of_pedestals(self, sk: SkillParts, pivot: NDArray[np.float64]) -> bool:
         """Whether the swept object keeps ``SWEEP_MARGIN_M`` from both arms' pedestals."""
         reach = self.thickness_m / math.sqrt(2) + SWEEP_MARGIN_M  # half the cross-section's diagonal, and more
         pts = self.points(pivot)
         for s in ARM_SIDES:
-            bx, by, bz = layout.arm_base_position(s, sk.world.arm_spacing_m)
+            bx, by, bz = layout.arm_base_position(s, sk.arm_spacing_m)
             half = layout.PEDESTAL_HALF_WIDTH_M + reach
             inside = (np.abs(pts[:, 0] - bx) < half) & (np.abs(pts[:, 1] - by) < half) & (pts[:, 2] < bz + reach)
             if bool(np.any(inside)):
@@ -197,10 +201,10 @@ class _Sweep:
         return True
 
 
-def _swing(sk: SimSkills, side: ArmSide, actor: str, width_m: float) -> str | None:
+def _swing(sk: SkillParts, side: ArmSide, actor: str, width_m: float) -> Failure | None:
     """Loosen the grip and let gravity turn the object until it is at rest; turn a leaned gripper back to
     straight down while the object keeps hanging; grip it again. Returns the reason on failure."""
-    w = sk.world
+    w = sk
     arm = w.arms[side]
     w.holder.hinge(side)
     arm.set_gripper_target(min(1.0, (width_m + FINGER_SLACK_M) / (2 * w.embodiment.finger_travel_m)))
@@ -209,16 +213,17 @@ def _swing(sk: SimSkills, side: ArmSide, actor: str, width_m: float) -> str | No
         _wait_at_rest(sk, actor)
     name, why = sk.grasping.close_and_hold(side, 0.0, actor)
     if name is None:
-        return f"{actor} fell out of the loosened grip: {why}"
+        return Failure(FailureKind.EXECUTION, f"{actor} fell out of the loosened grip: {why}")
     tilt = tilt_deg(w.truth.get_object(actor).pose)
     if tilt > UPRIGHT_TOL_DEG:
-        return f"{actor} did not swing upright: it came to rest {tilt:.0f}° from vertical (something in the way?)"
+        return Failure(FailureKind.EXECUTION, f"{actor} did not swing upright: it came to rest {tilt:.0f}° from "
+                                              "vertical (something in the way?)")
     return None
 
 
-def _wait_at_rest(sk: SimSkills, actor: str) -> None:
+def _wait_at_rest(sk: SkillParts, actor: str) -> None:
     """Step physics until the object turns slower than ``AT_REST_RAD_S`` (at least ``SWING_MIN_S``)."""
-    w = sk.world
+    w = sk
     body = w.objects[actor].entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
     chunk = 25
     for i in range(int(SWING_MAX_S / (chunk * layout.PHYSICS_DT_S))):
@@ -228,11 +233,11 @@ def _wait_at_rest(sk: SimSkills, actor: str) -> None:
             return
 
 
-def _unlean(sk: SimSkills, side: ArmSide, actor: str) -> bool:
+def _unlean(sk: SkillParts, side: ArmSide, actor: str) -> bool:
     """Turn the gripper about its finger axis (the loosened grip's hinge) to approach straight down, where it
     is or, out of reach there, after carrying the hanging object towards the arm's base; whether it turned.
     The hanging object is not turned with it."""
-    w = sk.world
+    w = sk
     T_ee = w.arms[side].ee_pose().as_matrix()
     fingers = T_ee[:3, 1]
     down = np.array([0.0, 0.0, -1.0]) - fingers * float(-fingers[2])  # straight down, across the finger axis
@@ -258,26 +263,26 @@ def _unlean(sk: SimSkills, side: ArmSide, actor: str) -> bool:
     return False
 
 
-def _towards_base(sk: SimSkills, side: ArmSide, shift_m: float) -> tuple[float, float]:
+def _towards_base(sk: SkillParts, side: ArmSide, shift_m: float) -> tuple[float, float]:
     """The end-effector's xy moved ``shift_m`` towards the arm's base."""
-    w = sk.world
+    w = sk
     base_xy = np.asarray(layout.arm_base_position(side, w.arm_spacing_m)[:2], dtype=float)
     here = np.asarray(w.arms[side].ee_pose().position_m[:2], dtype=float)
     x, y = here + shift_m * (base_xy - here) / max(1e-9, float(np.linalg.norm(base_xy - here)))
     return float(x), float(y)
 
 
-def _turn_about_tcp(sk: SimSkills, side: ArmSide, R_world: NDArray[np.float64]) -> str | None:
+def _turn_about_tcp(sk: SkillParts, side: ArmSide, R_world: NDArray[np.float64]) -> Failure | None:
     """Rotate the gripper by ``R_world`` about the grasp centre (a straight move); the reason if it cannot."""
-    w = sk.world
+    w = sk
     T_ee = w.arms[side].ee_pose().as_matrix()
     tcp = np.asarray(w.arms[side].tcp_pose().position_m, dtype=float)
     return sk.motion.move(side, frame_from(tcp + R_world @ (T_ee[:3, 3] - tcp), R_world @ T_ee[:3, :3]), "straight")
 
 
-def _level(sk: SimSkills, side: ArmSide, actor: str) -> None:
+def _level(sk: SkillParts, side: ArmSide, actor: str) -> None:
     """Turn the wrist about the grasp centre so the held object's axis points straight up (small tilts only)."""
-    w = sk.world
+    w = sk
     axis = w.truth.get_object(actor).pose.as_matrix()[:3, 2]
     angle = math.acos(float(np.clip(axis[2], -1.0, 1.0)))
     if math.degrees(angle) < LEVEL_MIN_DEG:

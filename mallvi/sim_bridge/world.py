@@ -28,11 +28,15 @@ from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
 from mallvi.robot_drivers.sim import SimArm, SimCamera
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.cameras import CameraSpec, add_fixed_camera, add_mounted_camera, capture
-from mallvi.sim_bridge.contingency import FaultInjector
+from mallvi.sim_bridge.contingency import FaultInjector, SimFaults
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile
+from mallvi.sim_bridge.grasp_reach import GraspReach
 from mallvi.sim_bridge.grasping import GraspHolder
+from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import ArmPlanner, quiet_planner_output
+from mallvi.sim_bridge.ports import NO_FAULTS, FaultHooks, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SceneSpec, SimObject
+from mallvi.sim_bridge.skill_parts import SkillParts
 from mallvi.sim_bridge.skills import SimSkills
 
 log = logging.getLogger(__name__)
@@ -168,8 +172,19 @@ class SimWorld:
         )
         for arm in w.arms.values():
             arm.guard = w.guard
-        w.skills = SimSkills(w)
+        w.skills = w._build_skills()
         return w
+
+    def _build_skills(self) -> SimSkills:
+        """The skills on narrow collaborators: the rig, the object registry, motion, grasp reach, this world as
+        the clock, and the episode's faults plugged in (``contingency.SimFaults``) when it injects any."""
+        rig = Rig(self.arms, self.embodiment, self.guard, self.holder, self.arm_spacing_m)
+        registry = Objects(self.objects, self.truth, self.table_top_z)
+        motion = Motion(rig, self.planners, registry, self)
+        faults: FaultHooks = NO_FAULTS if self.faults is None else SimFaults(self.faults, rig, registry, motion, self)
+        grasping = GraspReach(rig, self.planners, motion, faults)
+        parts = SkillParts(rig, registry, motion, grasping, self, faults)
+        return SimSkills(parts, self.grasp_refusal_threshold_m)
 
     def _build_room(self) -> dict[str, tuple[tuple[float, float, float], Pose]]:
         scene = self.scene

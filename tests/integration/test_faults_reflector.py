@@ -14,7 +14,7 @@ import pytest
 
 from mallvi.config import Budgets
 from mallvi.contracts.geometry import ArmSide
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.graph.fault_budgets import attempts_needed, budgets_for_contingency
 from mallvi.graph.runner import drive
 from mallvi.sim_bridge.contingency_profile import ContingencySpecError
@@ -51,7 +51,8 @@ class _Flaky(FakeWorld):
         n = sum(1 for c in self.calls if c[0] == "grasp_actor")
         if n in self.miss_on:
             self.calls.append(("grasp_actor", arm_tag, actor))
-            return SkillResult.failure(f"grasp of {actor} failed: the {arm_tag} gripper closed on nothing")
+            return SkillResult.failure(f"grasp of {actor} failed: the {arm_tag} gripper closed on nothing",
+                                       FailureKind.GRASP_EMPTY)
         return super().grasp_actor(actor, arm_tag, **kw)
 
 
@@ -108,7 +109,8 @@ def test_a_failed_step_is_never_taken_as_done_even_if_the_reflector_says_so() ->
             return Verdict(verdict="success", explanation="looks fine to me")
 
     w = FakeWorld.blocks(("red", -0.2, 0.0), ("green", -0.1, 0.05))
-    w.fail_always["place_actor"] = "cannot lower green_block onto the target: IK failed"
+    w.fail_always["place_actor"] = SkillResult.failure("cannot lower green_block onto the target: IK failed",
+                                                       FailureKind.UNREACHABLE)
     backends = rules_backends()
     backends.reflector = _Yes()
     out, _ = drive(fake_context(w, backends=backends, budgets=Budgets(max_attempts_per_subtask=2)),

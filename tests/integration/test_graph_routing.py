@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mallvi.config import Budgets, LlmConfig
+from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.graph.backends.llm import LlmClient
 from mallvi.graph.backends.llm_agents import LlmDecomposer, LlmReflector
 from mallvi.graph.backends.rules import rules_backends
@@ -122,7 +123,8 @@ def test_a_mislocalised_object_fails_in_the_actor_instead_of_using_the_true_name
 
 def test_a_skill_failure_goes_back_to_the_agent_the_actor_blames() -> None:
     world = _world()
-    world.fail_next["place_actor"] = "cannot bring green_block above the target: no inverse-kinematics solution"
+    world.fail_next["place_actor"] = SkillResult.failure(
+        "cannot bring green_block above the target: no inverse-kinematics solution", FailureKind.UNREACHABLE)
     out, _ = drive(fake_context(world), "stack the green block on the red block")
     seq = out.node_sequence
     assert out.status == "succeeded"

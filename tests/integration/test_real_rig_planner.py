@@ -11,6 +11,7 @@ import pytest
 
 from mallvi.contracts.devices import DualArm
 from mallvi.contracts.geometry import Pose
+from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.calibration_io import mount_matrix
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
@@ -85,7 +86,7 @@ def test_point_cloud_in_the_way_makes_the_plan_fail(
         result = skills.move_to_pose("left", goal.as_list())
     finally:
         planner.set_point_cloud(np.zeros((0, 3)))
-    assert not result.ok and "mplib screw plan failed" in result.message
+    assert not result.ok and "mplib screw plan failed" in result.message and result.kind == FailureKind.NO_PLAN
     assert emu.command_count() == before
     assert skills.move_to_pose("left", goal.as_list()).ok  # the same move once the obstacle is gone
 

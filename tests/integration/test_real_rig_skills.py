@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.devices import DualArm
 from mallvi.contracts.geometry import Pose
+from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.calibration_io import mount_matrix
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
@@ -20,6 +24,7 @@ from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.piper_emulator import PiperEmulator
 from mallvi.robot_drivers.rig_skills import RigSkills, RigSkillsConfig
 from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from tests.fixtures.malformed_args import malformed_call, skill_defaults
 from tests.fixtures.world_models import FixedWorld
 
 CUBE = ObjectInfo("red_cube", "cube", Pose((-0.2, 0.0, 0.77)), (0.04, 0.04, 0.04), "red")
@@ -104,13 +109,14 @@ def test_dry_run_plans_but_sends_nothing(rig: Rig) -> None:
 def test_refusals_never_reach_the_bus(rig: Rig) -> None:
     before = rig.sent()
     outside = rig.skills.move_to_pose("left", [-0.2, 0.0, 2.5, 0, 1, 0, 0])
-    assert not outside.ok and "workspace" in outside.message
+    assert not outside.ok and "workspace" in outside.message and outside.kind == FailureKind.REFUSED_BY_GUARD
     below = rig.skills.move_to_pose("left", [-0.2, 0.0, 0.80, 0.7071, 0, 0.7071, 0])  # x = approach = down
-    assert not below.ok and "below the table" in below.message
+    assert not below.ok and "below the table" in below.message and below.kind == FailureKind.REFUSED_BY_GUARD
     unknown = rig.skills.grasp_actor("blue_mug", "left")
-    assert not unknown.ok and "blue_mug" in unknown.message
+    assert not unknown.ok and "blue_mug" in unknown.message and unknown.kind == FailureKind.UNKNOWN_OBJECT
     near_other = rig.skills.move_to_pose("left", rig.dual.right.ee_pose().as_list())
     assert not near_other.ok and "clearance" in near_other.message
+    assert near_other.kind == FailureKind.REFUSED_BY_GUARD
     assert rig.sent() == before
 
 
@@ -122,7 +128,7 @@ def test_depth_cloud_obstacle_blocks_the_path(rig: Rig) -> None:
     blocked = RigSkills(rig.dual, FixedWorld(CUBE), _guard(), cloud_world=lambda: wall)
     before = rig.sent()
     result = blocked.move_to_pose("left", goal.as_list())
-    assert not result.ok and "obstacle point" in result.message
+    assert not result.ok and "obstacle point" in result.message and result.kind == FailureKind.REFUSED_BY_GUARD
     assert rig.sent() == before
     clear = RigSkills(rig.dual, FixedWorld(CUBE), _guard(), cloud_world=lambda: wall + np.array([0, 0, 1.0]),
                       config=RigSkillsConfig(ee_speed_m_s=0.4, step_m=0.02))
@@ -151,6 +157,7 @@ def test_driver_fault_stops_both_arms(rig: Rig) -> None:
         result = rig.skills.move_by_displacement("left", z=0.02)
         assert not result.ok
         assert "both arms stopped" in result.message and "collision" in result.message
+        assert result.kind == FailureKind.DEVICE_FAULT
         for emu in rig.emus.values():
             assert emu.wait_for_frames(0x150)[-1][0] == 0x01
     finally:
@@ -206,3 +213,46 @@ def test_upright_actor_grasps_a_standing_object_as_it_stands(rig: Rig) -> None:
     assert result.ok and result.data["already_upright"] is True
     assert "does not lie on its side" in result.message
     assert [c["kind"] for c in result.data["commands"]] == ["open", "pre-grasp", "approach", "close", "lift"]
+
+
+REFUSED_KINDS = {FailureKind.BAD_PARAMETERS, FailureKind.UNKNOWN_OBJECT, FailureKind.NOT_HOLDING,
+                 FailureKind.REFUSED_BY_GUARD}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(call=malformed_call(skill_defaults("red_cube", "left", [-0.2, 0.0, 0.95, 0.7071, 0.0, 0.7071, 0.0])))
+def test_property_malformed_arguments_fail_with_a_kind_and_send_nothing(
+        rig: Rig, call: tuple[str, dict[str, Any]]) -> None:
+    skill, kwargs = call
+    before = rig.sent()
+    result = getattr(rig.skills, skill)(**kwargs)  # must return, never raise
+    assert not result.ok and result.kind in REFUSED_KINDS, (skill, kwargs, result)
+    assert rig.sent() == before
+
+
+def _rolled(pose: Pose, deg: float) -> list[float]:
+    w, x, y, z = pose.quat_wxyz
+    qx, qy, qz, qw = (Rotation.from_quat([x, y, z, w]) * Rotation.from_euler("x", deg, degrees=True)).as_quat()
+    return [float(qw), float(qx), float(qy), float(qz)]
+
+
+def test_a_rotation_only_displacement_turns_the_gripper_on_the_rig(rig: Rig) -> None:
+    start = rig.dual.left.ee_pose()
+    goal_q = _rolled(start, 45.0)
+    r = rig.skills.move_by_displacement("left", quat=goal_q)
+    assert r.ok, r.message
+    now = rig.dual.left.ee_pose()
+    turn_deg = math.degrees(2 * math.acos(min(1.0, abs(float(np.dot(now.q, np.asarray(goal_q)))))))
+    assert turn_deg < 2.0 and now.p == pytest.approx(start.p, abs=0.004)
+    assert rig.skills.move_by_displacement("left", quat=list(start.quat_wxyz)).ok
+
+
+def test_a_non_unit_quaternion_is_refused_on_the_rig_and_nothing_is_sent(rig: Rig) -> None:
+    before = rig.sent()
+    ee = rig.dual.left.ee_pose()
+    for quat in ([2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]):
+        r = rig.skills.move_to_pose("left", [*ee.position_m, *quat])
+        assert not r.ok and r.kind == FailureKind.BAD_PARAMETERS and "not a unit quaternion" in r.message
+        r = rig.skills.move_by_displacement("left", z=0.01, quat=quat)
+        assert not r.ok and r.kind == FailureKind.BAD_PARAMETERS and "0.001" in r.message
+    assert rig.sent() == before

@@ -14,6 +14,7 @@ import sapien
 
 from mallvi.contracts.errors import DriverError
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide
+from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.randomization import table_pose
@@ -108,7 +109,7 @@ def test_far_arm_grasp_is_refused_with_the_benchmark_message(world: SimWorld) ->
     r = world.skills.grasp_actor("blue_block", "left")
     assert not r.ok
     expected = "target blue_block is too far, left arm can not finish this 'grasp' action! Please use another arm!"
-    assert r.message == expected
+    assert r.message == expected and r.kind == FailureKind.WRONG_ARM
     assert r.feedback.startswith("Action failed: target blue_block is too far")
     assert np.allclose(world.arms["left"].joint_positions_rad(), before)
 
@@ -129,14 +130,16 @@ def test_arm_driver_refuses_unsafe_joint_paths(world: SimWorld) -> None:
 def test_unknown_object_and_bad_arm_are_reported(world: SimWorld) -> None:
     r = world.skills.grasp_actor("purple_block", "left")
     assert not r.ok and "purple_block" in r.message and "red_block" in r.message
+    assert r.kind == FailureKind.UNKNOWN_OBJECT
     r = world.skills.open_gripper("middle")  # type: ignore[arg-type]
-    assert not r.ok and "left" in r.message
+    assert not r.ok and "left" in r.message and r.kind == FailureKind.BAD_PARAMETERS
     r = world.skills.grasp_actor("red_block", "left", contact_point_id=99)
     assert not r.ok and "no contact point 99" in r.message and "cp0" in r.message
+    assert r.kind == FailureKind.BAD_PARAMETERS
     r = world.skills.grasp_actor("red_block", "left", contact_point_id="top")  # type: ignore[arg-type]
-    assert not r.ok and "integer" in r.message
+    assert not r.ok and "integer" in r.message and r.kind == FailureKind.BAD_PARAMETERS
     r = world.skills.place_actor("red_block", "left", [0.0, 0.0, 0.8])
-    assert not r.ok and "does not hold red_block" in r.message
+    assert not r.ok and "does not hold red_block" in r.message and r.kind == FailureKind.NOT_HOLDING
 
 
 def test_unreachable_and_nan_poses_are_reported_not_executed(world: SimWorld) -> None:
@@ -145,12 +148,13 @@ def test_unreachable_and_nan_poses_are_reported_not_executed(world: SimWorld) ->
     far = [0.3, 0.38, 1.0, *top_down_quat_wxyz(math.pi / 2)]  # 0.68 m in front of the base: out of reach
     r = world.skills.move_to_pose("right", far)
     assert not r.ok and "cannot move the right arm" in r.message and "inverse-kinematics" in r.message
+    assert r.kind == FailureKind.UNREACHABLE
     r = world.skills.move_to_pose("right", [0.3, float("nan"), 1.0, 1, 0, 0, 0])
-    assert not r.ok and "NaN" in r.message
+    assert not r.ok and "NaN" in r.message and r.kind == FailureKind.REFUSED_BY_GUARD
     r = world.skills.move_to_pose("right", [0.3, -0.1, 0.8, *top_down_quat_wxyz(0.0)])  # fingers into the table
-    assert not r.ok and "below the table" in r.message
+    assert not r.ok and "below the table" in r.message and r.kind == FailureKind.REFUSED_BY_GUARD
     r = world.skills.execute_ee_action([0.0] * 15)
-    assert not r.ok and "16" in r.message
+    assert not r.ok and "16" in r.message and r.kind == FailureKind.BAD_PARAMETERS
     assert np.allclose(arm.ee_pose().p, before, atol=1e-3)
 
 
@@ -197,7 +201,7 @@ def test_closing_on_nothing_holds_nothing_and_16_dim_action_moves_both_arms(worl
     assert r.data["held"] == {"left": None, "right": None}
     assert world.arms["left"].finger_gap_m() < 0.003  # the fingers really closed
     held, why = world.holder.try_hold("left")
-    assert held is None and "closed on nothing" in why
+    assert held is None and why is not None and why.kind == FailureKind.GRASP_EMPTY and "closed on nothing" in str(why)
     r = world.skills.get_arm_pose("left")
     assert r.ok and np.allclose(r.data["pose"][:3], world.arms["left"].ee_pose().p, atol=1e-3)
     assert abs(float(np.linalg.norm(r.data["pose"][3:])) - 1.0) < 1e-3  # a unit quaternion [w, x, y, z]

@@ -11,6 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from mallvi.bench.tasks import get_task
 from mallvi.bench.tasks.base import point
+from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.contingency import knock_over
 from mallvi.sim_bridge.upright import tilt_deg
 from mallvi.sim_bridge.world import SimWorld
@@ -78,7 +79,7 @@ def test_a_missed_grasp_of_a_lying_bar_closes_on_nothing_and_leaves_it_lying_on_
         w.settle()
         _lay_bar(w, (0.12, -0.10), (1.0, 0.0))
         r = w.skills.upright_actor(BAR, "right")
-        assert not r.ok and "closed on nothing" in r.message, r.message
+        assert not r.ok and "closed on nothing" in r.message and r.kind == FailureKind.GRASP_EMPTY, r.message
         w.settle()
         centre = w.truth.get_object(BAR).points["center"].position_m
         assert abs(centre[2] - (w.table_top_z + 0.03)) < 0.01, f"still lying on the table: {centre}"
@@ -94,7 +95,7 @@ def test_a_bar_standing_on_its_top_is_refused_and_nothing_moves() -> None:
         w.settle()
         ee = np.asarray(w.arms["left"].ee_pose().p).copy()
         r = w.skills.upright_actor(BAR, "left")
-        assert not r.ok and "stands on its top" in r.message
+        assert not r.ok and "stands on its top" in r.message and r.kind == FailureKind.OBJECT_STATE
         assert np.allclose(np.asarray(w.arms["left"].ee_pose().p), ee, atol=1e-4)
 
 

@@ -8,13 +8,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.contracts.geometry import Pose
+from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.backends.base import CallLog
 from mallvi.graph.backends.llm_agents import LlmThinker
 from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.nodes.actor import actor, match_object
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side
-from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 from tests.fixtures.world_models import FixedWorld
 
@@ -44,12 +45,13 @@ def _handover() -> Subtask:
                    obj=ObjectRef(phrase="the red block", color="red", label="block"))
 
 
-def _think(subtask: Subtask, bar: SceneObject, attempt: int = 0, feedback: str | None = None) -> ActionPlan:
+def _think(subtask: Subtask, bar: SceneObject, attempt: int = 0, feedback: str | None = None,
+           failed: FailedStep | None = None) -> ActionPlan:
     first = [_bar(-0.18, -0.02), _pad()]  # the first scan saw the bar standing
     localized = {"red_block": bar, "blue_pad": _pad()}
     ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
     return RulesThinker().think(subtask, localized, SceneMemory(objects=[bar, _pad()], initial=first), attempt,
-                                feedback, ctx, CallLog())
+                                feedback, ctx, CallLog(), failed=failed)
 
 
 def _calls(plan: ActionPlan) -> list[tuple[str, str]]:
@@ -94,7 +96,8 @@ def test_a_bar_already_at_the_hand_over_spot_is_taken_directly_by_the_receiver()
 
 def test_after_the_giver_found_no_grasp_the_receiver_takes_the_bar_directly() -> None:
     feedback = "upright_actor failed: no reachable grasp of red_block for the left arm: top_end: ..."
-    assert _calls(_think(_handover(), _bar(-0.02, -0.16, LYING), attempt=1, feedback=feedback)) == [
+    failed = FailedStep(kind=FailureKind.UNREACHABLE, skill="upright_actor", arm="left")
+    assert _calls(_think(_handover(), _bar(-0.02, -0.16, LYING), attempt=1, feedback=feedback, failed=failed)) == [
         ("upright_actor", "right")]
 
 
@@ -104,7 +107,8 @@ def test_a_named_placing_arm_gets_the_bar_relayed_to_it_and_tries_itself_when_th
     assert relayed[0] == ("upright_actor", "left") and relayed[3] == ("upright_actor", "right")
     feedback = ("upright_actor failed: red_block already stands upright: no reachable grasp of red_block for the "
                 "left arm")
-    direct = _calls(_think(_place_on_pad("right"), _bar(-0.08, -0.06), attempt=1, feedback=feedback))
+    failed = FailedStep(kind=FailureKind.UNREACHABLE, skill="upright_actor", arm="left")
+    direct = _calls(_think(_place_on_pad("right"), _bar(-0.08, -0.06), attempt=1, feedback=feedback, failed=failed))
     assert direct == [("upright_actor", "right"), ("place_actor", "right"), ("back_to_origin", "right")]
 
 

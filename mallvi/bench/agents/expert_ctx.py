@@ -13,7 +13,7 @@ from mallvi.bench.actions import execute_action, execute_ee_action, make_action
 from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
 from mallvi.contracts.geometry import ArmSide, Pose
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.tracing.trace import TraceWriter
 
 
@@ -75,7 +75,7 @@ class ExpertContext:
             r = self.do("grasp_actor", actor=name, arm_tag=arm, **kw)
             if r.ok:
                 return arm
-            if "not between" in r.message and "contact_point_id" not in kw:  # a miss: try the other grasp points
+            if r.kind == FailureKind.GRASP_OFF_TARGET and "contact_point_id" not in kw:  # try the other points
                 for cp in self._contact_points(name):
                     if self.do("grasp_actor", actor=name, arm_tag=arm, contact_point_id=cp, **kw).ok:
                         return arm

@@ -11,6 +11,7 @@ from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
     Detection2D,
+    FailedStep,
     LlmCallRecord,
     Plan,
     SceneMemory,
@@ -64,8 +65,10 @@ class GrounderBackend(Protocol):
 class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: AgentContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
     ) -> ActionPlan:
+        """The skill calls for ``subtask``; ``feedback`` is the last failure's explanation (for people and
+        models) and ``failed`` the skill call it failed at, with its kind (for code to route on)."""
         ...
 
 

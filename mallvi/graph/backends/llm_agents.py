@@ -20,6 +20,7 @@ from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
     Detection2D,
+    FailedStep,
     Plan,
     Predicate,
     SceneMemory,
@@ -147,7 +148,7 @@ class LlmThinker:
 
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: AgentContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
     ) -> ActionPlan:
         def check(a: ActionPlan) -> None:
             bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
@@ -161,7 +162,8 @@ class LlmThinker:
         lying = sorted(o.id for o in localized.values() if lies_on_side(o, first_seen(o, initial)))
         user = (f"Subtask: {subtask.model_dump_json()}\nLocalised objects: {_objects_json(localized)}\n"
                 f"Table top z: {ctx.table_top_z:.3f}\nAttempt: {attempt + 1}\n"
-                f"Last failure: {feedback or 'none'}\nRemembered first scan: {_objects_json(scene.initial)}\n"
+                f"Last failure: {feedback or 'none'}{_kind_note(failed)}\n"
+                f"Remembered first scan: {_objects_json(scene.initial)}\n"
                 f"Tall objects (pick up with upright_actor): {tall or 'none'}\n"
                 f"Lying on their side now: {lying or 'none'}")
         return self.client.ask("thinker", load_prompt("thinker"), user, ActionPlan, log, check=check)
@@ -186,3 +188,11 @@ class LlmReflector:
                 f"Before: {_objects_json(before)}\nAfter: {_objects_json(after)}")
         return self.client.ask("reflector", load_prompt("reflector"), user, Verdict, log, images=[obs.rgb],
                                check=check)
+
+
+def _kind_note(failed: FailedStep | None) -> str:
+    """" (failure kind: unreachable, in grasp_actor with the left arm)" for a failed skill call, else ""."""
+    if failed is None:
+        return ""
+    arm = f" with the {failed.arm} arm" if failed.arm else ""
+    return f" (failure kind: {failed.kind}, in {failed.skill}{arm})"

@@ -4,6 +4,7 @@ A perceived object is mapped to the robot-side name (simulator name, or scene-gr
 nearest its 3D centre: within ``ctx.match_radius_m`` of that object's centre, or on the object (within
 ``ON_OBJECT_M`` of its box: the centre of a tall object's visible part lies on it, though far from its centre).
 A perception error therefore surfaces as a failure here.
+A failed skill is blamed on an agent by its ``FailureKind`` (``BLAME_BY_KIND``), never by its message's words.
 An object the plan uses without grasping it first, while the arm's gripper senses something between its fingers,
 is in that gripper: the fingers hide part of it, so its centre is matched within ``HELD_MATCH_RADIUS_M`` instead.
 """
@@ -17,11 +18,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.contracts.geometry import ARM_SIDES
-from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.context import GraphContext
 from mallvi.graph.goals import box_distance_m, centre_of
-from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
+from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, FailedStep, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
 
 log = logging.getLogger(__name__)
@@ -84,8 +85,28 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
 
 
 TABLE_MARGIN_M = 0.005
-_GUARD_PHRASES = ("outside the", "workspace", "below the table limit", "exceeds the limit", "leaves the limits",
-                  "too fast", "nan or infinite", "would come", "must be 3 or 7 finite numbers")
+
+BLAME_BY_KIND: dict[FailureKind, AgentName] = {
+    FailureKind.REFUSED_BY_GUARD: "thinker",  # a target the Thinker chose is not allowed
+    FailureKind.UNREACHABLE: "thinker",  # reach: another arm, a relay or another target
+    FailureKind.NO_PLAN: "thinker",
+    FailureKind.WRONG_ARM: "thinker",
+    FailureKind.BAD_PARAMETERS: "thinker",  # the plan's arguments are malformed
+    FailureKind.OBJECT_STATE: "thinker",  # the skill does not fit the object as it is
+    FailureKind.GRASP_EMPTY: "projector",  # the grasp point
+    FailureKind.GRASP_OFF_TARGET: "projector",
+    FailureKind.NOT_HOLDING: "projector",
+    FailureKind.EXECUTION: "projector",
+    FailureKind.UNKNOWN_OBJECT: "grounder",
+    FailureKind.DEVICE_FAULT: "actor",
+    FailureKind.OTHER: "actor",
+}
+"""Which agent a failed skill call is sent back to, by the failure's kind."""
+
+
+def blame_for(kind: FailureKind | None) -> AgentName:
+    """The agent a failure of ``kind`` is blamed on (``BLAME_BY_KIND``; the Actor for an unknown kind)."""
+    return BLAME_BY_KIND.get(FailureKind(kind), "actor") if kind is not None else "actor"
 
 
 def plan_violation(call: SkillCall, ctx: GraphContext) -> str | None:
@@ -107,23 +128,6 @@ def plan_violation(call: SkillCall, ctx: GraphContext) -> str | None:
         if any(v < a or v > b for v, a, b in zip(xyz, lo, hi, strict=True)):
             return f"{call.skill} target {where} is outside the workspace {list(lo)}..{list(hi)}"
     return None
-
-
-def is_guard_refusal(message: str) -> bool:
-    """Whether a failed skill's message is a safety refusal (nothing was moved) rather than a planning failure."""
-    m = message.lower()
-    return any(p in m for p in _GUARD_PHRASES)
-
-
-def _blame_for(message: str) -> AgentName:
-    m = message.lower()
-    if any(w in m for w in ("too far", "unreachable", "reach", "ik ", "inverse kinematics", "inverse-kinematics",
-                            "ik failed", "plan", "collision",
-                            "workspace", "limit", "safety")):
-        return "thinker"
-    if any(w in m for w in ("grasp", "grip", "slip", "contact")):
-        return "projector"
-    return "actor"
 
 
 def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
@@ -150,7 +154,9 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         bad = plan_violation(call, ctx)
         if bad is not None:  # refused before anything moves
             ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
-            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker")}
+            step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=call.skill, arm=call.arm)
+            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
+                                                failed_step=step)}
     if state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
@@ -161,16 +167,20 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             result = _call_skill(ctx, call, name)
         except Exception as e:  # a driver fault must become a reported failure, not a crash
             log.warning("skill %s raised: %s", call.skill, e)
-            result = SkillResult.failure(f"{call.skill} raised {type(e).__name__}: {e}")
+            result = SkillResult.failure(f"{call.skill} raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
         args = {"object": name, "target_pose": call.target_pose, **call.args}
-        records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message))
-        ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message)
-        if not result.ok:
-            if is_guard_refusal(result.message):
+        kind = None if result.ok else (result.kind or FailureKind.OTHER)
+        records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message,
+                                     kind=kind))
+        ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message,
+                 **({"failure_kind": str(kind)} if kind is not None else {}))
+        if kind is not None:
+            if kind == FailureKind.REFUSED_BY_GUARD:
                 ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=result.message)
             _recover(ctx, used_arms, records)
             return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
-                                                commands=records, failed_stage=_blame_for(result.message))}
+                                                commands=records, failed_stage=blame_for(kind),
+                                                failed_step=FailedStep(kind=kind, skill=call.skill, arm=call.arm))}
     return {"actor_report": ActorReport(ok=True, message="all skills succeeded", commands=records)}
 
 
@@ -186,7 +196,7 @@ def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
                 continue
             r = ctx.skills.back_to_origin(arm)
         except Exception as e:  # a sensor or driver fault: leave the arm where it is, the retry reports the rest
-            r = SkillResult.failure(f"{type(e).__name__}: {e}")
+            r = SkillResult.failure(f"{type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
         records.append(CommandRecord(skill="back_to_origin", arm=arm, args={"park": True}, ok=r.ok, message=r.message))
         ctx.emit("actor_command", arm=arm, skill="back_to_origin", args={"park": True}, ok=r.ok, message=r.message)
 
@@ -198,6 +208,6 @@ def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord]) ->
             try:
                 r = ctx.skills.open_gripper(arm) if skill == "open_gripper" else ctx.skills.back_to_origin(arm)  # type: ignore[arg-type]
             except Exception as e:
-                r = SkillResult.failure(f"{type(e).__name__}: {e}")
+                r = SkillResult.failure(f"{type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
             records.append(CommandRecord(skill=skill, arm=arm, args={"recovery": True}, ok=r.ok, message=r.message))
             ctx.emit("actor_command", arm=arm, skill=skill, args={"recovery": True}, ok=r.ok, message=r.message)

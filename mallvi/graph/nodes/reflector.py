@@ -44,6 +44,8 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
         v = Verdict(verdict="failure", failure_category="execution_failed",
                     blamed_agent=report.failed_stage or "actor",
                     explanation=f"{report.message} (the Reflector's success verdict overruled)")
+    # the failed call comes from the Actor's report, never from a backend's answer: the Thinker routes on its kind
+    v = v.model_copy(update={"failed_step": report.failed_step if v.verdict == "failure" and not report.ok else None})
     if v.verdict == "success":
         lying = toppled(state, ctx.perception.scan(obs))
         if lying is not None:  # a tall object put down lying on its side is not placed as asked
@@ -183,7 +185,8 @@ def advance(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]
     ok = err is None and report is not None and report.ok
     why = err.message if err else (report.message if report else "the actor did not run")
     v = Verdict(verdict="success" if ok else "failure", explanation="assumed (no reflector)" if ok else why,
-                failure_category=None if ok else "unverified", blamed_agent=None)
+                failure_category=None if ok else "unverified", blamed_agent=None,
+                failed_step=None if ok or report is None else report.failed_step)
     return {"reflection": v, "history": [*state.get("history", []), v] if not ok else state.get("history", []),
             "subtask_index": idx + 1, "completed": [idx] if ok else [], "retry_from": "dispatch",
             "stage_error": None}

@@ -20,9 +20,10 @@ def thinker(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]
     assert scene is not None
     history = state.get("history", [])
     feedback = history[-1].explanation if history else None
+    failed = history[-1].failed_step if history else None  # the failed call and its kind, for routing
     try:
         plan = ctx.backends.thinker.think(current_subtask(state), state.get("localized", {}), scene,
-                                          attempt_of(state), feedback, ctx, log)
+                                          attempt_of(state), feedback, ctx, log, failed=failed)
     except AgentError as e:
         return {"action_plan": None, "stage_error": StageError(agent="thinker", message=str(e)),
                 "llm_calls": log.records}

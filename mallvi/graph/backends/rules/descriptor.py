@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.goals import Box, relation_holds
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.schemas import Predicate, SceneMemory, SceneObject
+
+if TYPE_CHECKING:
+    from mallvi.graph.ports import AgentContext
 
 _PAIR_RELATIONS = ("on", "in", "left_of", "right_of", "near")
 

@@ -3,9 +3,9 @@
 When the main camera does not find the subtask's object, the scene is judged from the first extra camera that
 does (``AgentContext.extra_views``).
 
-Blame: an Actor failure is blamed as the Actor classified it (reach -> Thinker, grasp -> Projector, object
-matching -> Grounder); an object that is gone from view -> Grounder; an object that did not move -> Projector
-(the grasp point); an object that moved to the wrong place -> Thinker.
+Blame: an Actor failure is blamed as the Actor classified it by its failure kind (reach, planning, guard ->
+Thinker; grasp -> Projector; object matching -> Grounder); an object that is gone from view -> Grounder; an
+object that did not move -> Projector (the grasp point); an object that moved to the wrong place -> Thinker.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class RulesReflector:
             if blamed in ("projector", "actor") and _moved(subtask, before, fresh):
                 blamed = "grounder"  # the object was pushed or dropped: find it again before retrying
             return Verdict(verdict="failure", failure_category="execution_failed", blamed_agent=blamed,
-                           explanation=report.message)
+                           explanation=report.message, failed_step=report.failed_step)
         boxes: dict[str, Box] = {}
         key = subtask.obj.key()
         remembered: list[str] = []

@@ -1,10 +1,11 @@
 """Rules Thinker: geometric skill parameters for a subtask.
 
 Arm: the instruction's arm if it names one, else the object's side (x < 0 left, x >= 0 right); after a failure
-blamed on reach, the other arm. An arm the instruction names for a placement places the object; when a fault left
-the object out of that arm's reach, the other arm first brings it to a relay spot in the middle. Reach is judged at
-the grasp's height (a standing tall object is grasped near its top). A tall object is picked up with
-``upright_actor``, which stands it up first when it lies on its side.
+of a reach kind (unreachable, no plan, wrong arm), the other arm on every other attempt. Retries route on the
+failed call's ``FailureKind``, never on the words of its message. An arm the instruction names for a placement
+places the object; when a fault left the object out of that arm's reach, the other arm first brings it to a relay
+spot in the middle. Reach is judged at the grasp's height (a standing tall object is grasped near its top). A
+tall object is picked up with ``upright_actor``, which stands it up first when it lies on its side.
 
 Place targets are the functional point 0 (bottom centre) of the moved object: on B -> B's top centre; in B -> B's
 floor; beside B -> ``SIDE_GAP_M`` off B's side on the table; an arrangement slot -> a free row of evenly spaced
@@ -14,14 +15,18 @@ slots; a remembered location -> where the Descriptor first saw the object.
 from __future__ import annotations
 
 import math
-import re
+from typing import TYPE_CHECKING
 
 from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
-from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+
+if TYPE_CHECKING:
+    from mallvi.graph.ports import AgentContext
 
 SIDE_GAP_M = 0.10
 SLOT_PITCH_M = 0.09
@@ -108,26 +113,34 @@ def _holding_arm(ctx: AgentContext, subtask: Subtask) -> str | None:
     return None
 
 
-def _retry_grasp(attempt: int, feedback: str | None) -> dict[str, float] | None:
+GRASP_SKILLS = ("grasp_actor", "upright_actor")
+REACH_KINDS = (FailureKind.UNREACHABLE, FailureKind.NO_PLAN, FailureKind.WRONG_ARM)
+"""Failure kinds that say the arm could not get there: the next attempt may try the other arm."""
+
+
+def _retry_grasp(attempt: int, failed: FailedStep | None) -> dict[str, float] | None:
     """After a failed approach or grasp: a shorter straight approach, then also another grasp point.
 
     A gripper that closed on nothing says nothing against the grasp itself (the object moved or was missed):
-    the same grasp is tried again at the object's re-localised position.
+    the same grasp is tried again at the object's re-localised position. So does an object that moved in the
+    hand after a good grasp (``EXECUTION``).
     """
-    if attempt < 1 or feedback is None or not any(w in feedback.lower() for w in ("approach", "grasp")):
+    if attempt < 1 or failed is None:
         return None
-    if "closed on nothing" in feedback.lower():
+    in_grasp = failed.skill in GRASP_SKILLS and failed.kind not in (FailureKind.GRASP_EMPTY, FailureKind.EXECUTION)
+    if not (in_grasp or failed.kind == FailureKind.NOT_HOLDING):
         return None
     args: dict[str, float] = {"pre_grasp_dis": 0.1 - 0.02 * min(attempt, 3)}
-    if attempt >= 2 and "no reachable grasp" not in feedback.lower():  # every grasp point was already tried
+    if attempt >= 2 and failed.kind != FailureKind.UNREACHABLE:  # no reachable grasp: every point was tried
         args["contact_point_id"] = attempt % 4
     return args
 
 
-def _unreachable_arm(feedback: str | None) -> str | None:
-    """The arm a failed attempt found no reachable grasp for ("no reachable grasp of X for the left arm")."""
-    m = re.search(r"no reachable grasp of \S+ for the (left|right) arm", feedback or "")
-    return m.group(1) if m else None
+def _unreachable_arm(failed: FailedStep | None) -> str | None:
+    """The arm a failed attempt found no reachable grasp for."""
+    if failed is None or failed.kind != FailureKind.UNREACHABLE or failed.skill not in GRASP_SKILLS:
+        return None
+    return failed.arm if failed.arm in ("left", "right") else None
 
 
 def side_of(obj: SceneObject) -> str:
@@ -157,23 +170,23 @@ def slot_targets(group_ids: list[str], scene: SceneMemory) -> list[tuple[float, 
     return [(x, ROW_Y_CHOICES_M[0]) for x in xs]
 
 
-def _pick_arm(subtask: Subtask, obj: SceneObject, attempt: int, feedback: str | None) -> str:
+def _pick_arm(subtask: Subtask, obj: SceneObject, attempt: int, failed: FailedStep | None) -> str:
     if subtask.arm_hint in ("left", "right"):
         return subtask.arm_hint
     arm = side_of(obj)
-    reach_problem = feedback is not None and any(w in feedback.lower() for w in ("reach", "too far", "plan", "ik"))
+    reach_problem = failed is not None and failed.kind in REACH_KINDS
     return other(arm) if reach_problem and attempt % 2 == 1 else arm
 
 
 class RulesThinker:
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: AgentContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
     ) -> ActionPlan:
         obj = _find(localized, subtask.obj)
         if obj is None:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
-        arm = _pick_arm(subtask, obj, attempt, feedback)
+        arm = _pick_arm(subtask, obj, attempt, failed)
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
         note = _posture_note(obj, scene)
@@ -187,7 +200,7 @@ class RulesThinker:
             ox, oy, oz = obj.position_m[0], obj.position_m[1], grasp_height_m(obj, table_z)
             mx, my = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
             at_relay = math.dist((ox, oy), (mx, my)) < RELAY_TOL_M
-            giver_out = not reachable(arm, ox, oy, oz) or _unreachable_arm(feedback) == arm
+            giver_out = not reachable(arm, ox, oy, oz) or _unreachable_arm(failed) == arm
             if (giver_out or at_relay) and reachable(recv, ox, oy, oz):
                 # after a drop or a push the object lies where only the receiver reaches it, or already at the
                 # hand-over spot: the receiver takes it directly
@@ -206,7 +219,7 @@ class RulesThinker:
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
         plan = self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z,
-                           _retry_grasp(attempt, feedback), _unreachable_arm(feedback), upright)
+                           _retry_grasp(attempt, failed), _unreachable_arm(failed), upright)
         return plan.model_copy(update={"rationale": note + plan.rationale})
 
     def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
@@ -316,6 +329,7 @@ def _key_matches(o: SceneObject, key: str) -> bool:
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef, exclude: str | None = None) -> SceneObject | None:
+
     try:
         name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else [],
                        allow_color_only=True).name

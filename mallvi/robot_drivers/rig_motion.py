@@ -1,0 +1,160 @@
+"""The real rig's motion core: guarded straight end-effector moves, gripper commands and the skill runner.
+
+``RigMotionCore`` is the part of ``RigSkills`` that ``rig_upright`` composes its skill from (the ``PivotRig``
+protocol there). Every move checks its whole straight path with the ``SafetyGuard`` (and the depth cloud, and
+the joint path when a planner is configured) before the first command is sent; a refusal is a typed ``Failure``.
+With ``config.dry_run`` nothing is sent and the planned poses are remembered instead. A driver fault stops both
+arms.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
+from mallvi.robot_drivers.cloud_collision import obstacle_points
+from mallvi.robot_drivers.rig_geometry import reachable_yaw, straight_path
+from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig
+from mallvi.robot_drivers.safety import SafetyGuard, refused
+
+log = logging.getLogger(__name__)
+
+JointPlanner = Callable[[ArmSide, list[Pose], NDArray[np.float64], float], NDArray[np.float64] | str]
+"""``(side, ee_path, q_start, dt_s) -> joint path | reason``, e.g. ``MplibRigPlanner``."""
+
+
+@runtime_checkable
+class CartesianArm(Protocol):
+    """An arm that can stream end-effector targets (the Piper's firmware does the inverse kinematics)."""
+
+    def follow_ee_path(self, poses_world: Sequence[Pose], dt_s: float) -> None: ...
+
+
+class RigMotionCore:
+    """Motion methods shared by the rig's skills; the class using it provides the attributes below."""
+
+    dual_arm: DualArm
+    guard: SafetyGuard
+    planner: JointPlanner | None
+    config: RigSkillsConfig
+    cloud_world: Callable[[], NDArray[np.float64]] | None
+    _virtual: dict[str, Pose]
+    _virtual_gripper: dict[str, float]
+
+    def current_pose(self, side: ArmSide) -> Pose:
+        """The end-effector pose ``side`` is at (in a dry run: where the last planned command left it)."""
+        return self._virtual.get(side) or self.dual_arm.arm(side).ee_pose()
+
+    def _other_pose(self, side: ArmSide) -> Pose:
+        return self.current_pose("right" if side == "left" else "left")
+
+    def _dt_s(self, path: list[Pose], start: Pose) -> float:
+        longest = max(float(np.linalg.norm(b.p - a.p)) for a, b in zip([start, *path[:-1]], path, strict=True))
+        return max(longest / self.config.ee_speed_m_s, 0.01)
+
+    def move_straight(self, side: ArmSide, goal: Pose, log_: list[Command], label: str,
+                      ignore: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = ()) -> Failure | None:
+        """Check the whole straight path to ``goal`` and execute it (unless dry-run); None, or why not (nothing
+        moved): ``REFUSED_BY_GUARD``, ``NO_PLAN`` (the planner hook found none) or ``DEVICE_FAULT``."""
+        start = self.current_pose(side)
+        path = straight_path(start, goal, self.config.step_m)
+        dt_s = self._dt_s(path, start)
+        why = self.guard.check_ee_path(side, path, dt_s, current=start)
+        if why is None:
+            other = self._other_pose(side)
+            why = next((w for p in path if (w := self.guard.check_clearance(side, p, other)) is not None), None)
+        cloud = self.cloud_world() if self.cloud_world is not None and why is None else None
+        if cloud is not None:
+            why = self.guard.check_path_against_cloud(side, path, cloud, ignore_boxes=ignore)
+        if why is not None:
+            return refused(f"{label}: {why}")
+        joint_path = None
+        if self.planner is not None:
+            set_cloud = getattr(self.planner, "set_point_cloud", None)
+            if cloud is not None and callable(set_cloud):  # the planner sees the same obstacles as the guard
+                cfg = self.guard.config
+                floor = None if cfg.table_top_z_m is None else cfg.table_top_z_m + cfg.table_margin_m
+                set_cloud(obstacle_points(cloud, ignore, floor))
+            planned = self.planner(side, path, self.dual_arm.arm(side).joint_positions_rad(), dt_s)
+            if isinstance(planned, str):
+                return Failure(FailureKind.NO_PLAN, f"{label}: planning failed: {planned}")
+            joint_path = planned
+            why = self.guard.check_joint_path(side, joint_path, dt_s)
+            if why is not None:
+                return refused(f"{label}: {why}")
+        arm = self.dual_arm.arm(side)
+        if joint_path is None and not self.config.dry_run and not isinstance(arm, CartesianArm):
+            return Failure(FailureKind.DEVICE_FAULT, f"{label}: the {side} arm driver cannot follow end-effector "
+                                                     "paths and no planner is configured")
+        log_.append({"arm": side, "kind": label, "goal": goal.as_list(), "waypoints": len(path), "dt_s": dt_s})
+        if self.config.dry_run:
+            self._virtual[side] = goal
+        elif joint_path is not None:
+            arm.follow_joint_path(joint_path, dt_s)
+        else:
+            arm.follow_ee_path(path, dt_s)  # type: ignore[attr-defined]
+        return None
+
+    def command_gripper(self, side: ArmSide, opening: float, log_: list[Command], label: str) -> Failure | None:
+        """Command a gripper opening (0 closed .. 1 open) after the guard's check; None, or the refusal."""
+        why = self.guard.check_gripper(side, opening)
+        if why is not None:
+            return refused(f"{label}: {why}")
+        log_.append({"arm": side, "kind": label, "opening": opening})
+        if self.config.dry_run:
+            self._virtual_gripper[side] = opening
+        else:
+            self.dual_arm.arm(side).set_gripper(opening)
+        return None
+
+    def gripper_opening(self, side: ArmSide) -> float:
+        """The gripper's opening now (in a dry run: the last planned command)."""
+        if self.config.dry_run:
+            return self._virtual_gripper.get(side, self.dual_arm.arm(side).gripper_opening())
+        return self.dual_arm.arm(side).gripper_opening()
+
+    def gripper_stroke_m(self, side: ArmSide) -> float | None:
+        """How far the ``side`` gripper opens, if its driver says so."""
+        stroke = getattr(getattr(self.dual_arm.arm(side), "config", None), "gripper_max_stroke_m", None)
+        return stroke if isinstance(stroke, float) else None
+
+    def base_pose(self, side: ArmSide) -> Pose | None:
+        """Where the ``side`` arm is mounted (world frame), if its driver knows."""
+        base = getattr(self.dual_arm.arm(side), "base_pose_world", None)
+        return base if isinstance(base, Pose) else None
+
+    def reachable_yaw(self, side: ArmSide, target: NDArray[np.float64], yaw_rad: float) -> float:
+        """Of a top-down grasp's two equivalent finger directions at ``target``, the one ``side`` turns to best."""
+        base = self.base_pose(side)
+        return reachable_yaw(base, target, yaw_rad) if base is not None else yaw_rad
+
+    def run(self, body: Callable[[list[Command]], SkillResult]) -> SkillResult:
+        """Run a skill's body; a driver fault (``DEVICE_FAULT``) or Ctrl-C stops both arms. Adds the command log."""
+        commands: list[Command] = []
+        try:
+            result = body(commands)
+        except DriverError as e:
+            self._stop_all()
+            return SkillResult.failure(f"driver fault, both arms stopped: {e}", FailureKind.DEVICE_FAULT,
+                                       commands=commands)
+        except KeyboardInterrupt:
+            self._stop_all()
+            raise
+        return SkillResult(result.ok, result.message, {**result.data, "commands": commands,
+                                                       "dry_run": self.config.dry_run}, result.kind)
+
+    def _stop_all(self) -> None:
+        if self.config.dry_run:
+            return
+        try:
+            self.dual_arm.stop_all()
+        except DriverError as e:
+            log.error("stopping the arms failed: %s", e)
