@@ -9,6 +9,7 @@ import numpy as np
 import sapien
 from langgraph.runtime import Runtime
 
+from mallvi.graph.assemble import build_context
 from mallvi.graph.backends.rules import rules_backends
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.descriptor import descriptor
@@ -16,19 +17,16 @@ from mallvi.graph.nodes.grounder import grounder
 from mallvi.graph.nodes.projector import projector
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.schemas import ObjectRef, Plan, Predicate, Subtask
-from mallvi.graph.sim_run import sim_extra_views
 from mallvi.perception.pipeline import make_perception
+from mallvi.sim_bridge.station import SimStation
 from mallvi.sim_bridge.world import SimWorld
 
 OUT_OF_HEAD_VIEW_XY = (0.20, -0.33)  # at the table's front edge, below the head camera's image
 
 
 def _ctx(world: SimWorld, with_front: bool) -> GraphContext:
-    return GraphContext(
-        skills=world.skills, observe=lambda: world.observe("head"), perception=PipelinePort(make_perception("color")),
-        backends=rules_backends(), world=world.truth, table_top_z=world.table_top_z,
-        extra_views=sim_extra_views(world, "head") if with_front else {},
-    )
+    station = SimStation(world, main_camera="head", views=None if with_front else ())
+    return build_context(station, PipelinePort(make_perception("color")), rules_backends())
 
 
 def _state(world: SimWorld, ctx: GraphContext) -> dict[str, Any]:

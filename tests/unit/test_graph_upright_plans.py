@@ -145,7 +145,7 @@ def test_a_perceived_centre_on_a_tall_bar_binds_to_it_even_far_from_its_true_cen
 def _place_attempt(attempts: dict[str, int]) -> list[tuple[str, str]]:
     world = FakeWorld.blocks(("red", 0.1, 0.0))
     world.held["right"] = "red_block"
-    ctx = fake_context(world, gripper_holding=lambda arm: world.held[arm] is not None)
+    ctx = fake_context(world)  # the fake Station senses what each gripper holds
     x, y, z = world.objects["red_block"].pos
     perceived = SceneObject(id="red_block", label="block", color="red", position_m=(x, y, z), size_m=(0.04,) * 3)
     plan = ActionPlan(calls=[SkillCall(skill="place_actor", arm="right", object="red_block",
