@@ -168,7 +168,7 @@ def run_in_sim(
             failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
             refusal=outcome.refusal, thread_id=outcome.thread_id,
             planned_calls=[c.model_dump(mode="json") for c in plan.calls]
-            if outcome.status == "planned" and (plan := state.get("action_plan")) is not None else [],
+            if outcome.status == "planned" and (plan := state["action_plan"]) is not None else [],
             station=ctx.station, privileged=list(ctx.privileged),
         )
         faults = list(getattr(world, "injected_faults", []))
@@ -210,7 +210,7 @@ def judge_truth(station: Station, instruction: str | None, task: str, state: Gra
             return oracle.check(get_task(task).check_success), "simulator: task success check", []
         except (ImportError, KeyError, AttributeError) as e:
             log.warning("no benchmark success check for %s (%s); using the goal predicates", task, e)
-    plan = state.get("plan")
+    plan = state["plan"]
     if plan is None or not plan.goal:
         return False, "simulator: no goal predicates", []
     refs = plan_refs(plan)

@@ -17,6 +17,7 @@ from mallvi.graph.nodes.grounder import grounder
 from mallvi.graph.nodes.projector import projector
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.schemas import ObjectRef, Plan, Predicate, Subtask
+from mallvi.graph.state import initial_state
 from mallvi.perception.pipeline import make_perception
 from mallvi.sim_bridge.station import SimStation
 from mallvi.sim_bridge.world import SimWorld
@@ -30,7 +31,7 @@ def _ctx(world: SimWorld, with_front: bool) -> GraphContext:
 
 
 def _state(world: SimWorld, ctx: GraphContext) -> dict[str, Any]:
-    first = descriptor({}, Runtime(context=ctx))["scene"]  # the first scan, with the block in view
+    first = descriptor(initial_state(""), Runtime(context=ctx))["scene"]  # the first scan, with the block in view
     assert "green_block" in {o.id for o in first.objects}
     subtask = Subtask(text="put the green block on the red block", action="place",
                       obj=ObjectRef(phrase="the green block", color="green", label="block"),
@@ -39,8 +40,8 @@ def _state(world: SimWorld, ctx: GraphContext) -> dict[str, Any]:
     green = world.objects["green_block"]
     green.entity.set_pose(sapien.Pose([*OUT_OF_HEAD_VIEW_XY, world.table_top_z]))  # a fault pushed it away
     world.settle()
-    return {"scene": first, "focus": ["green_block", "red_block"], "plan": Plan(subtasks=[subtask]),
-            "subtask_index": 0}
+    return {**initial_state(""), "scene": first, "focus": ["green_block", "red_block"],
+            "plan": Plan(subtasks=[subtask]), "subtask_index": 0}
 
 
 def test_a_block_out_of_the_head_view_is_found_and_localised_through_the_front_camera() -> None:

@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from mallvi.graph.nodes.actor import actor
 from mallvi.graph.schemas import ActionPlan, SceneObject, SkillCall
+from mallvi.graph.state import initial_state
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 
 PAD = [0.12, 0.03, TABLE_Z + 0.01, 1.0, 0.0, 0.0, 0.0]
@@ -19,7 +20,8 @@ def _run(world: FakeWorld, calls: list[SkillCall]) -> dict[str, Any]:
     # the perceived centre is 6 cm off, as for a block between the fingers seen past the gripper
     perceived = SceneObject(id="red_block", label="block", color="red",
                             position_m=(seen[0] - 0.04, seen[1] - 0.04, seen[2] + 0.01), size_m=(0.04,) * 3)
-    state: Any = {"action_plan": ActionPlan(calls=calls, rationale="test"), "localized": {"red_block": perceived}}
+    state: Any = {**initial_state(""), "action_plan": ActionPlan(calls=calls, rationale="test"),
+                  "localized": {"red_block": perceived}}
     return actor(state, Runtime(context=ctx))
 
 

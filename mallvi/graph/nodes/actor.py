@@ -126,8 +126,8 @@ def _blame_for(message: str) -> AgentName:
 
 def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
-    plan = state.get("action_plan")
-    localized = state.get("localized", {})
+    plan = state["action_plan"]
+    localized = state["localized"]
     records: list[CommandRecord] = []
     if plan is None:
         return {"actor_report": ActorReport(ok=False, message="no action plan", failed_stage="thinker")}
@@ -149,7 +149,7 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         if bad is not None:  # refused before anything moves
             ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
             return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker")}
-    if state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0) > 0:
+    if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
     for call in plan.calls:
