@@ -40,6 +40,10 @@ class PerceivedObject:
 
     ``extent_m`` is the axis-aligned world extent (used by the relations); ``size_m`` (when known) is the size
     in the object's frame, whose x axis has world yaw ``yaw_rad``.
+
+    Separate from the graph's ``SceneObject`` because it carries the full perceived geometry (yaw, object-frame
+    size, top) that relations and named points are derived from, and lives below the graph; the graph keeps a
+    checkpointable reduction of it in its state.
     """
 
     id: str
