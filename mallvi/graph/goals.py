@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
+from mallvi.contracts.world_model import ObjectInfo, WorldModel
 from mallvi.graph.schemas import ObjectRef, Predicate, SceneObject
-from mallvi.robot_drivers.base import ObjectInfo, WorldModel
 
 ORDER_MARGIN_M = 0.02
 ON_XY_SLACK_M = 0.02

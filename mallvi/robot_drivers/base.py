@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, Self, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 
 ArmSide = Literal["left", "right"]
 ARM_SIDES: tuple[ArmSide, ArmSide] = ("left", "right")

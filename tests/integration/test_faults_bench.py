@@ -8,8 +8,8 @@ from pathlib import Path
 from mallvi.bench.agents.graph_agent import GraphAgent
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.episode import run_episode, trace_dir
-from mallvi.graph.context import Budgets
-from mallvi.logviz.trace import read_events
+from mallvi.config import Budgets
+from mallvi.tracing.trace import read_events
 
 
 def test_bench_graph_agent_uses_the_level_budget() -> None:

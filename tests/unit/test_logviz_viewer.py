@@ -14,7 +14,7 @@ from mallvi.logviz.components.overlay import render_overlay, resolve_artifact
 from mallvi.logviz.components.runlist import filter_runs
 from mallvi.logviz.components.timeline import OUTCOME_STYLE, timeline_figure
 from mallvi.logviz.reader import load_run
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 

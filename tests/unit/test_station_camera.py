@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mallvi.contracts.errors import DeviceNotConnectedError, StaleFrameError
+from mallvi.contracts.observation import Observation
 from mallvi.contracts.station import FunctionCamera
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import DeviceNotConnectedError, StaleFrameError
 
 
 def _frame() -> Observation:

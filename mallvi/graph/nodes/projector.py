@@ -9,11 +9,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.context import GraphContext
 from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import SceneObject, StageError
 from mallvi.graph.state import GraphState
-from mallvi.perception.observation import Observation
 
 
 def projector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import current_subtask
@@ -24,7 +25,6 @@ from mallvi.graph.schemas import (
     Verdict,
 )
 from mallvi.graph.state import GraphState
-from mallvi.perception.observation import Observation
 
 
 def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, list[str], Observation | None]:
