@@ -73,7 +73,9 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
         return record
     try:
         with TraceWriter(tdir) as trace:
-            trace.emit("run_start", instruction=task.instruction, task=task_name, seed=seed, config=cfg.to_json())
+            record.update(station="sim", privileged=sim_privileged(cfg))  # an agent may refine them
+            trace.emit("run_start", instruction=task.instruction, task=task_name, seed=seed, config=cfg.to_json(),
+                       station=record["station"], privileged=record["privileged"])
             if cfg.save_images and "head" in getattr(world, "camera_names", []):
                 trace.save_image("head_initial", world.observe("head").rgb, node="bench")
             record.update(_act(cfg, task, world, trace))
@@ -86,6 +88,14 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     finally:
         world.close()
     return record
+
+
+def sim_privileged(cfg: BenchConfig) -> list[str]:
+    """What every benchmark episode is given that a real rig would not have (the simulator's Station)."""
+    from mallvi.graph.assemble import PERCEPTION_PRIVILEGED
+    from mallvi.sim_bridge.station import SIM_PRIVILEGED
+
+    return [*SIM_PRIVILEGED, *([PERCEPTION_PRIVILEGED] if cfg.perception == "sim" and cfg.agent != "expert" else [])]
 
 
 def seed_global_rngs(seed: int) -> None:

@@ -51,6 +51,11 @@ def tier_average(cfg: BenchConfig, tasks: dict[str, Any]) -> float | None:
     return mean_or_none([None if t[key] is None else t[key] * scale for t in tasks.values() if t["episodes"]])
 
 
+def privileged_inputs(records: list[dict[str, Any]]) -> list[str]:
+    """Every privileged input (simulator truth a rig would not have) that any episode's Station used."""
+    return sorted({str(p) for r in records for p in r.get("privileged") or []})
+
+
 def write_report(
     cfg: BenchConfig, out_dir: Path, records: list[dict[str, Any]], run_stats: dict[str, Any]
 ) -> dict[str, Any]:
@@ -62,6 +67,7 @@ def write_report(
         "config": cfg.to_json(),
         "tasks": tasks,
         "tier_average": tier_average(cfg, tasks),
+        "privileged": privileged_inputs(records),
         "run": {**run_stats, "episodes_per_minute": (60.0 * n_run / wall_s) if wall_s > 0 and n_run else None},
     }
     (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

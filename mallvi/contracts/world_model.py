@@ -14,7 +14,8 @@ class ObjectInfo:
     """What the world model knows about one object, in the world frame.
 
     ``points`` are the object's named functional/contact points (e.g. "top", "bottom", "handle", "hook"),
-    as world-frame poses.
+    as world-frame poses. This is what the skills act on, from simulator truth or from perception alike; it is
+    not the graph's ``SceneObject`` (what the agents reason about), which has no pose or points.
     """
 
     name: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +18,7 @@ from mallvi.config import Budgets
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import SkillAPI
+from mallvi.contracts.station import ReachEnvelope
 from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.backends.base import AgentBackends
 from mallvi.graph.ports import PerceptionPort
@@ -56,13 +57,15 @@ class ArtifactStore:
 
 @dataclass
 class GraphContext:
-    """Injected dependencies of one run.
+    """Injected dependencies of one run, built from a Station by ``mallvi.graph.assemble.build_context`` (the only
+    place that constructs one).
 
     Attributes:
         skills: the Actor's primitives.
         observe: returns a fresh observation from the main camera.
         perception: the perception port.
         backends: one backend per agent.
+        reach: per arm, the Station's reach envelope (the Thinker plans which arm reaches what with it).
         world: resolves robot-side object names (simulator truth in sim, the scene graph on a rig); the Actor
             maps a perceived object to the nearest one within ``match_radius_m``.
         gripper_opening: proprioception, 0 closed .. 1 open, per arm.
@@ -74,12 +77,15 @@ class GraphContext:
             lie in (None: only the table-height check); the Actor refuses a plan that leaves it before moving.
         extra_views: further cameras by name; the Descriptor adds what only they see, and the Grounder looks there
             for a focus object the main camera does not see.
+        station: the Station's name ("sim", "piper rig").
+        privileged: the Station's inputs a real rig would not have, in words (empty on a rig).
     """
 
     skills: SkillAPI
     observe: Callable[[], Observation]
     perception: PerceptionPort
     backends: AgentBackends
+    reach: Mapping[ArmSide, ReachEnvelope]
     world: WorldModel | None = None
     gripper_opening: Callable[[ArmSide], float] | None = None
     gripper_holding: Callable[[ArmSide], bool] | None = None
@@ -93,6 +99,8 @@ class GraphContext:
     on_progress: Callable[[str], None] | None = None
     workspace_m: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
     extra_views: dict[str, Callable[[], Observation]] = field(default_factory=dict)
+    station: str = ""
+    privileged: tuple[str, ...] = ()
 
     def emit(self, kind: str, **fields: object) -> None:
         """Write a trace event when tracing; never raises for a closed trace."""

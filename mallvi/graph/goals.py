@@ -28,7 +28,10 @@ LIFT_MIN_M = 0.03
 
 @dataclass(frozen=True)
 class Box:
-    """An object's centre and axis-aligned extent (metres, world frame)."""
+    """An object's centre and axis-aligned extent (metres, world frame).
+
+    What both an ``ObjectInfo`` (simulator truth) and a ``SceneObject`` (perception) reduce to, so that a goal
+    predicate is evaluated the same way on either; it stays separate because neither of them is only this."""
 
     name: str
     centre_m: tuple[float, float, float]

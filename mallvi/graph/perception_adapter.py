@@ -1,4 +1,8 @@
-"""Adapts ``mallvi.perception.pipeline.Perception`` to the graph's PerceptionPort (plain pydantic types)."""
+"""Adapts ``mallvi.perception.pipeline.Perception`` to the graph's PerceptionPort (plain pydantic types).
+
+The port also keeps what perception saw last with its full geometry, so that on a rig object names resolve
+through it (``world_model()``) to the same named points as the simulator's objects.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,10 @@ import logging
 from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import Detection2D, SceneObject
 from mallvi.perception.pipeline import Perception
-from mallvi.perception.types import Detection, LocalizationError
+from mallvi.perception.scene_graph import PerceivedObject, size_class
+from mallvi.perception.types import Detection, LocalizationError, Localized3D
 from mallvi.perception.vocab import parse_query
+from mallvi.perception.world_model import PerceptionWorldModel
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +25,12 @@ class PipelinePort:
     def __init__(self, perception: Perception) -> None:
         self.perception = perception
         self._by_box: dict[tuple[str, str, tuple[float, ...]], Detection] = {}  # (camera, query, box)
-        #: what perception saw last: the latest scan, updated by later localisations (a rig's world model)
-        self.latest: dict[str, SceneObject] = {}
+        #: what perception saw last, with full geometry: the latest scan, updated by later localisations
+        self.perceived: dict[str, PerceivedObject] = {}
+
+    def world_model(self) -> PerceptionWorldModel:
+        """A world model that resolves names to what this port saw last (how names resolve on a rig)."""
+        return PerceptionWorldModel(source=lambda: list(self.perceived.values()))
 
     def scan(self, obs: Observation) -> list[SceneObject]:
         graph = self.perception.describe(obs)
@@ -29,7 +39,7 @@ class PipelinePort:
                         score=o.score, source="describe")
             for o in graph.objects
         ]
-        self.latest = {o.id: o for o in objects}
+        self.perceived = {o.id: o for o in graph.objects}
         return objects
 
     def detect(self, obs: Observation, queries: dict[str, str]) -> dict[str, list[Detection2D]]:
@@ -61,7 +71,15 @@ class PipelinePort:
         q = parse_query(d.label)
         obj = SceneObject(id=det.query.replace(" ", "_"), label=q.label or "object", color=d.color,
                           position_m=loc.position_world, size_m=loc.extent_m, score=loc.score, source=d.source)
-        same = [k for k, o in self.latest.items() if o.color == obj.color and o.label == obj.label]
-        self.latest[same[0] if len(same) == 1 else obj.id] = obj.model_copy(
-            update={"id": same[0] if len(same) == 1 else obj.id})
+        same = [k for k, o in self.perceived.items() if o.color == obj.color and o.label == obj.label]
+        key = same[0] if len(same) == 1 else obj.id
+        self.perceived[key] = _perceived(key, obj, loc)
         return obj
+
+
+def _perceived(key: str, obj: SceneObject, loc: Localized3D) -> PerceivedObject:
+    """A localisation as a scene-graph object called ``key``."""
+    return PerceivedObject(id=key, label=obj.label, color=obj.color, size_class=size_class(loc.extent_m),
+                           position_world=loc.position_world, extent_m=loc.extent_m, score=loc.score,
+                           top_world=loc.top_world, yaw_rad=loc.object_yaw_rad,
+                           size_m=loc.size_m if all(v > 0 for v in loc.size_m) else None)

@@ -6,12 +6,13 @@ the backends without an import circle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import SkillAPI
+from mallvi.contracts.station import ReachEnvelope
 from mallvi.graph.schemas import Detection2D, SceneObject
 
 
@@ -52,3 +53,6 @@ class AgentContext(Protocol):
 
     @property
     def extra_views(self) -> dict[str, Callable[[], Observation]]: ...
+
+    @property
+    def reach(self) -> Mapping[ArmSide, ReachEnvelope]: ...

@@ -1,7 +1,8 @@
 """``mallvi run --robot piper --camera realsense``: the graph on the real rig (two Pipers, a RealSense).
 
-Object names resolve through what perception sees (``PerceivedWorld``), not through any simulator; success is
-the graph's own belief (``success_source`` says so), since there is no ground truth on a rig.
+The run is the graph on a ``RigStation``. Object names resolve through what perception saw (the perception
+port's world model), not through any simulator; success is the graph's own belief (``success_source`` says so),
+since a rig has no success oracle.
 """
 
 from __future__ import annotations
@@ -12,35 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from mallvi.config import ConfigError, RunConfig
-from mallvi.contracts.errors import UnknownObjectError
-from mallvi.contracts.geometry import Pose
-from mallvi.contracts.world_model import ObjectInfo
-from mallvi.graph.context import ArtifactStore, GraphContext
+from mallvi.graph.assemble import build_context, run_start_fields
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.runner import Decider, drive
-from mallvi.graph.schemas import SceneObject
 from mallvi.graph.sim_run import RunResult
 from mallvi.tracing.trace import TraceWriter
-
-
-class PerceivedWorld:
-    """A WorldModel over perception's latest scan and localisations (the scene graph on a rig)."""
-
-    def __init__(self, port: PipelinePort) -> None:
-        self.port = port
-
-    def _objects(self) -> dict[str, SceneObject]:
-        return dict(self.port.latest)
-
-    def object_names(self) -> list[str]:
-        return list(self._objects())
-
-    def get_object(self, name: str) -> ObjectInfo:
-        o = self._objects().get(name)
-        if o is None:
-            raise UnknownObjectError(f"perception has not seen an object called {name!r}")
-        return ObjectInfo(o.id, o.label, Pose(o.position_m), o.size_m, o.color,
-                          points={"center": Pose(o.position_m)})
 
 
 def run_on_rig(
@@ -58,7 +35,8 @@ def run_on_rig(
     from mallvi.graph.backends.factory import make_backends
     from mallvi.perception.pipeline import make_perception
     from mallvi.robot_drivers.calibration_io import CalibrationFileError
-    from mallvi.robot_drivers.rig import RigConfig, make_real_rig
+    from mallvi.robot_drivers.rig import RigConfig
+    from mallvi.robot_drivers.rig_station import RigStation
 
     if cfg.perception == "sim":
         raise ConfigError("--perception sim needs the simulator; use color or neural on the real rig")
@@ -66,25 +44,21 @@ def run_on_rig(
     try:
         port = PipelinePort(make_perception(cfg.perception))
         rig_cfg = RigConfig(calibration_path=str(calibration_path), dry_run=cfg.dry_run, **(rig_overrides or {}))
-        world = PerceivedWorld(port)
-        dual, camera, skills = make_real_rig(rig_cfg, world, camera_source=camera_source)
+        station = RigStation.connect(rig_cfg, port.world_model(), camera_source=camera_source)
     except (CalibrationFileError, ValueError) as e:
         raise ConfigError(str(e)) from e
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
     try:
-        ctx = GraphContext(
-            skills=skills, observe=camera.read, perception=port, backends=make_backends(cfg), world=world,
-            gripper_opening=lambda arm: dual.arm(arm).gripper_opening(), table_top_z=rig_cfg.table_top_z_m,
-            budgets=cfg.budgets, artifacts=ArtifactStore(trace), trace=trace, approve=cfg.approve,
-            reflector_enabled=cfg.reflector, on_progress=progress,
-        )
+        ctx = build_context(station, port, make_backends(cfg), budgets=cfg.budgets, trace=trace,
+                            approve=cfg.approve, reflector_enabled=cfg.reflector, on_progress=progress)
         callbacks = []
         if trace is not None:
             from mallvi.tracing.capture import TraceCallbackHandler
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=instruction, task="real_rig", seed=0,
-                       config={"backend": cfg.backend, "perception": cfg.perception, "robot": "piper"})
+                       config={"backend": cfg.backend, "perception": cfg.perception, "robot": "piper"},
+                       **run_start_fields(ctx))
         outcome, _ = drive(ctx, instruction, with_reflector=cfg.reflector, callbacks=callbacks, decide=decide)
         result = RunResult(
             instruction=instruction, task="real_rig", seed=0, success=outcome.graph_success,
@@ -94,7 +68,8 @@ def run_on_rig(
             node_time_s=outcome.node_time_s, transitions=outcome.transitions,
             trace=str(trace_dir) if trace_dir is not None else None,
             failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
-            refusal=outcome.refusal, thread_id=outcome.thread_id,
+            refusal=outcome.refusal, thread_id=outcome.thread_id, station=ctx.station,
+            privileged=list(ctx.privileged),
         )
         if trace is not None:
             trace.emit("run_end", status=result.status, success=result.success, graph_success=result.graph_success,
@@ -103,8 +78,4 @@ def run_on_rig(
     finally:
         if trace is not None:
             trace.close()
-        for arm in (dual.left, dual.right):
-            arm.disconnect()
-        stop = getattr(camera, "stop", None)
-        if callable(stop):
-            stop()
+        station.close()

@@ -14,25 +14,25 @@ AfterReflector = Literal["dispatch", "descriptor", "perceptor", "grounder", "pro
 
 def after_dispatch(state: GraphState) -> AfterDispatch:
     """Work on the current subtask, or stop (refused, all done, aborted)."""
-    if state.get("status") != "running":
+    if state["status"] != "running":
         return "__end__"
     return "perceptor"
 
 
 def after_stage(state: GraphState) -> AfterStage:
     """An agent that reported a problem goes straight to the Reflector (which blames it); else onward."""
-    return "reflector" if state.get("stage_error") is not None else "next"
+    return "reflector" if state["stage_error"] is not None else "next"
 
 
 def after_approve(state: GraphState) -> AfterApprove:
-    return "__end__" if state.get("status") == "aborted" else "actor"
+    return "__end__" if state["status"] == "aborted" else "actor"
 
 
 def after_reflector(state: GraphState) -> AfterReflector:
     """Where the Reflector's decision sends the run: the next subtask, the blamed agent, a re-scan or the end."""
-    if state.get("status") != "running":
+    if state["status"] != "running":
         return "__end__"
-    target = state.get("retry_from") or "dispatch"
+    target = state["retry_from"] or "dispatch"
     for node in _RETRY_TARGETS:
         if target == node:
             return node

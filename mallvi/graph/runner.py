@@ -109,28 +109,28 @@ def drive(
         payload = Command(resume=answer)
     wall = time.perf_counter() - t0
     final = graph.get_state(config).values if checkpointer is not None else result
-    state = cast(GraphState, final)
-    if interrupt_before_actor and pending is None and state.get("status") == "running":
+    state = cast(GraphState, {**initial_state(instruction), **final})  # a thread with no checkpoint has no values
+    if interrupt_before_actor and pending is None and state["status"] == "running":
         pending = {"dry_run": True}
     return summarise(state, wall, thread_id, pending), state
 
 
 def summarise(state: GraphState, wall_s: float, thread_id: str | None, pending: dict[str, Any] | None) -> GraphOutcome:
-    plan = state.get("plan")
-    status: str = state.get("status", "running")
-    if state.get("refusal"):
+    plan = state["plan"]
+    status: str = state["status"]
+    if state["refusal"]:
         status = "refused"
     elif pending is not None and status == "running":
         status = "paused"
-    trail = state.get("trail", [])
+    trail = state["trail"]
     n_sub = len(plan.subtasks) if plan else 0
-    completed = sorted(set(state.get("completed", [])))
+    completed = sorted(set(state["completed"]))
     graph_success = status == "succeeded" and n_sub > 0 and len(completed) == n_sub
     return GraphOutcome(
-        status=status, graph_success=graph_success, refusal=state.get("refusal"),
+        status=status, graph_success=graph_success, refusal=state["refusal"],
         subtasks=[s.text for s in plan.subtasks] if plan else [], goal=[str(p) for p in plan.goal] if plan else [],
-        attempts=dict(state.get("attempts", {})), completed=completed,
-        llm_calls=LlmSummary.of(state.get("llm_calls", [])), failure_report=state.get("failure_report"),
+        attempts=dict(state["attempts"]), completed=completed,
+        llm_calls=LlmSummary.of(state["llm_calls"]), failure_report=state["failure_report"],
         node_sequence=[r.node for r in trail], node_time_s=sum(r.duration_s for r in trail),
         transitions=len(trail), wall_s=wall_s, thread_id=thread_id, interrupt=pending,
     )

@@ -82,7 +82,8 @@ class Plan(_Model):
 
 
 class SceneObject(_Model):
-    """An object as perception sees it, in the world frame."""
+    """An object as perception sees it, in the world frame: the graph state's (checkpointable, prompt-ready)
+    record, reduced from perception's ``PerceivedObject``; ``size_m`` is the axis-aligned extent."""
 
     id: str
     label: str

@@ -17,10 +17,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from mallvi.config import ConfigError, RunConfig
-from mallvi.graph.context import ArtifactStore, GraphContext
-from mallvi.graph.goals import PredicateResult, evaluate, truth_boxes
+from mallvi.contracts.geometry import ARM_SIDES
+from mallvi.contracts.station import Station
+from mallvi.contracts.world_model import WorldModel
+from mallvi.graph.assemble import build_context, run_start_fields
+from mallvi.graph.goals import PredicateResult, centre_of, evaluate, truth_boxes
 from mallvi.graph.refs import plan_refs
 from mallvi.graph.runner import Decider, GraphOutcome, drive
+from mallvi.graph.schemas import ObjectRef
 from mallvi.graph.state import GraphState
 from mallvi.tracing.trace import TraceWriter
 
@@ -59,6 +63,8 @@ class RunResult(BaseModel):
     thread_id: str | None = None
     planned_calls: list[dict[str, Any]] = Field(default_factory=list, description="dry run: the first skill calls")
     faults_injected: int = 0
+    station: str = ""
+    privileged: list[str] = Field(default_factory=list, description="the Station's inputs a rig would not have")
 
     @property
     def exit_code(self) -> int:
@@ -124,21 +130,17 @@ def run_in_sim(
         world = SimWorld.create(entry.spec, seed, **create_kw)
     except ContingencySpecError as e:
         raise ConfigError(f"--contingency: {e}") from e
+    from mallvi.sim_bridge.station import SimStation
+
+    station = SimStation(world, main_camera=cfg.camera_name)
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
     if trace is not None and world.faults is not None:
         world.faults.listeners.append(fault_event_writer(trace))
     try:
         text = instruction if instruction is not None else world.instruction
-        ctx = GraphContext(
-            skills=world.skills, observe=lambda: world.observe(cfg.camera_name),
-            perception=perception, backends=backends, world=world.truth,
-            gripper_opening=world.gripper_opening,
-            gripper_holding=lambda arm: world.grasped_object(arm) is not None, table_top_z=world.table_top_z,
-            budgets=budgets,
-            artifacts=ArtifactStore(trace), trace=trace, approve=cfg.approve, reflector_enabled=cfg.reflector,
-            on_progress=progress, workspace_m=sim_workspace_m(world.table_top_z),
-            extra_views=sim_extra_views(world, cfg.camera_name),
-        )
+        ctx = build_context(station, perception, backends, budgets=budgets, trace=trace, approve=cfg.approve,
+                            reflector_enabled=cfg.reflector, on_progress=progress,
+                            privileged_perception=cfg.perception == "sim")
         callbacks = []
         if trace is not None:
             from mallvi.tracing.capture import TraceCallbackHandler
@@ -146,7 +148,8 @@ def run_in_sim(
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=text, task=task, seed=seed,
                        config={"backend": cfg.backend, "perception": cfg.perception, "reflector": cfg.reflector,
-                               "single_agent": cfg.single_agent, "approve": cfg.approve})
+                               "single_agent": cfg.single_agent, "approve": cfg.approve},
+                       **run_start_fields(ctx))
         checkpointer = None
         if checkpoint_path is not None:
             from mallvi.graph.checkpoint import sqlite_saver
@@ -162,7 +165,7 @@ def run_in_sim(
                                    decide=decide, interrupt_before_actor=cfg.dry_run)
         if cfg.dry_run and outcome.status == "paused":
             outcome = outcome.model_copy(update={"status": "planned"})
-        success, source, checks = judge_truth(world, instruction, entry.success, state, outcome)
+        success, source, checks = judge_truth(station, instruction, entry.success, state, outcome)
         result = RunResult(
             instruction=text, task=task, seed=seed, success=success, success_source=source,
             graph_success=outcome.graph_success, status=outcome.status, goal=outcome.goal, goal_check=checks,
@@ -172,7 +175,8 @@ def run_in_sim(
             failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
             refusal=outcome.refusal, thread_id=outcome.thread_id,
             planned_calls=[c.model_dump(mode="json") for c in plan.calls]
-            if outcome.status == "planned" and (plan := state.get("action_plan")) is not None else [],
+            if outcome.status == "planned" and (plan := state["action_plan"]) is not None else [],
+            station=ctx.station, privileged=list(ctx.privileged),
         )
         faults = list(getattr(world, "injected_faults", []))
         result.faults_injected = len(faults)
@@ -183,20 +187,7 @@ def run_in_sim(
     finally:
         if trace is not None:
             trace.close()
-        world.close()
-
-
-def sim_extra_views(world: Any, main_camera: str) -> dict[str, Callable[[], Any]]:
-    """The world's other fixed cameras ("head", "front") as views the graph may look through for lost objects."""
-    def view(name: str) -> Callable[[], Any]:
-        return lambda: world.observe(name)
-
-    return {n: view(n) for n in ("head", "front") if n != main_camera and n in world.camera_names}
-
-
-def sim_workspace_m(table_top_z: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-    """Where plan targets may lie in the simulator: above the 1.2 x 0.7 m table, up to 0.6 m over its top."""
-    return (-0.6, -0.35, table_top_z - 0.005), (0.6, 0.35, table_top_z + 0.6)
+        station.close()
 
 
 def fault_event_writer(trace: TraceWriter) -> Callable[[dict[str, Any]], None]:
@@ -211,43 +202,44 @@ def fault_event_writer(trace: TraceWriter) -> Callable[[dict[str, Any]], None]:
     return write
 
 
-def judge_truth(world: Any, instruction: str | None, success_check: SuccessCheck | None, state: GraphState,
+def judge_truth(station: Station, instruction: str | None, success_check: SuccessCheck | None, state: GraphState,
                 outcome: GraphOutcome) -> tuple[bool, str, list[PredicateResult]]:
-    """(success, where the judgement comes from, predicate checks) from simulator truth.
+    """(success, where the judgement comes from, predicate checks) from the Station's success oracle.
 
     The scene's own instruction (``instruction`` None) is judged by its ``success_check`` when it has one.
     """
+    oracle = station.oracle
     if outcome.status in ("refused", "paused", "planned"):
         return False, "not run", []
+    if oracle is None:
+        return outcome.graph_success, "graph belief (no success oracle)", []
     if instruction is None:
         if success_check is not None:
-            return bool(success_check(world)), "simulator: task success check", []
-        log.info("scene %s has no success check; using the goal predicates", getattr(world, "scene_name", "?"))
-    plan = state.get("plan")
+            return oracle.check(success_check), "simulator: task success check", []
+        log.info("this scene has no success check; using the goal predicates")
+    plan = state["plan"]
     if plan is None or not plan.goal:
         return False, "simulator: no goal predicates", []
     refs = plan_refs(plan)
-    boxes, errors = truth_boxes(refs, world.truth)
-    names = {key: _truth_name(world, ref) for key, ref in refs.items()}
-    held_by_arm = {arm: world.grasped_object(arm) for arm in ("left", "right")}
+    boxes, errors = truth_boxes(refs, oracle.truth)
+    names = {key: _truth_name(oracle.truth, ref) for key, ref in refs.items()}
+    held_by_arm: dict[str, str | None] = {arm: oracle.held_object(arm) for arm in ARM_SIDES}
 
     def held(arm: str) -> str | None:
         name = held_by_arm.get(arm)
         return next((k for k, n in names.items() if n == name), None) if name else None
 
-    checks = evaluate(plan.goal, boxes, world.table_top_z, held=held)
+    checks = evaluate(plan.goal, boxes, station.table_top_z_m, held=held)
     for key, msg in errors.items():
         checks.append(PredicateResult(predicate=f"resolve({key})", holds=False, detail=msg))
     return all(c.holds for c in checks), "simulator: goal predicates", checks
 
 
-def _truth_name(world: Any, ref: Any) -> str | None:
-    from mallvi.graph.goals import centre_of
-    from mallvi.graph.goals import truth_boxes as _tb
-
-    boxes, _ = _tb({"x": ref}, world.truth)
+def _truth_name(truth: WorldModel, ref: ObjectRef) -> str | None:
+    """The simulator's name of the object ``ref`` resolves to (nearest centre), None when it resolves to none."""
+    boxes, _ = truth_boxes({"x": ref}, truth)
     if "x" not in boxes:
         return None
     c = boxes["x"].centre_m
-    return min(world.truth.object_names(),
-               key=lambda n: sum((a - b) ** 2 for a, b in zip(centre_of(world.truth.get_object(n)), c, strict=True)))
+    return min(truth.object_names(),
+               key=lambda n: sum((a - b) ** 2 for a, b in zip(centre_of(truth.get_object(n)), c, strict=True)))

@@ -47,11 +47,11 @@ def planner(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]
     ctx = runtime.context
     log = CallLog()
     update: dict[str, Any] = {}
-    if state.get("scene") is None:
+    if state["scene"] is None:
         update.update(_first_scan(state, ctx))
     scene: SceneMemory = update.get("scene") or state["scene"]  # type: ignore[assignment]
-    localized: dict[str, SceneObject] = dict(update.get("localized") or state.get("localized", {}))
-    report = state.get("actor_report")
+    localized: dict[str, SceneObject] = dict(update.get("localized") or state["localized"])
+    report = state["actor_report"]
     if report is not None and not report.ok:
         return {**update, "status": "failed", "llm_calls": log.records}
     llm = getattr(ctx.backends.thinker, "client", None)
@@ -62,21 +62,21 @@ def planner(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]
     except RefusalError as e:
         return {**update, "refusal": str(e), "status": "refused", "llm_calls": log.records}
     except AgentError as e:
-        idx = state.get("subtask_index", 0)
+        idx = state["subtask_index"]
         return {**update, "status": "failed", "llm_calls": log.records, "action_plan": None,
                 "failure_report": FailureReport(subtask_index=idx, subtask=None, reason=str(e), attempts=1)}
 
 
 def _rules_step(state: GraphState, ctx: GraphContext, scene: SceneMemory, localized: dict[str, SceneObject],
                 log: CallLog) -> dict[str, Any]:
-    plan = state.get("plan")
-    idx = state.get("subtask_index", 0)
+    plan = state["plan"]
+    idx = state["subtask_index"]
     if plan is None:
         plan = ctx.backends.decomposer.decompose(state["instruction"], scene, log)
         plan = complete_plan(plan, scene, bind_plan(plan, scene))
         idx = -1
-    elif state.get("action_plan") is not None:  # the last step ran: track moved objects from its own targets
-        localized = _track(localized, state["action_plan"])  # type: ignore[arg-type]
+    elif state["action_plan"] is not None:  # the last step ran: track moved objects from its own targets
+        localized = _track(localized, state["action_plan"])
     idx += 1
     if idx >= len(plan.subtasks):
         return {"plan": plan, "subtask_index": idx, "status": "succeeded", "completed": list(range(idx)),
@@ -99,11 +99,11 @@ def _llm_step(state: GraphState, ctx: GraphContext, llm: LlmClient, scene: Scene
               localized: dict[str, SceneObject], log: CallLog) -> dict[str, Any]:
     from mallvi.graph.backends.llm_agents import _objects_json
 
-    plan = state.get("plan")
+    plan = state["plan"]
     if plan is None and isinstance(ctx.backends.decomposer, LlmDecomposer):
         plan = None  # the single agent plans everything itself; no separate decomposition
     obs = ctx.observe()
-    last = state.get("actor_report")
+    last = state["actor_report"]
     history = [c.model_dump() for c in (last.commands if last is not None else [])]
 
     def check(a: SingleAgentAnswer) -> None:
@@ -117,14 +117,14 @@ def _llm_step(state: GraphState, ctx: GraphContext, llm: LlmClient, scene: Scene
             f"Table top z: {ctx.table_top_z:.3f}\nExecuted so far: {history}")
     a = llm.ask("single_agent", load_prompt("single_agent"), user, SingleAgentAnswer, log, images=[obs.rgb],
                 check=check)
-    idx = state.get("subtask_index", -1) + 1
+    idx = state["subtask_index"] + 1
     if a.done:
         return {"status": "succeeded", "subtask_index": idx, "completed": list(range(idx))}
     return {"action_plan": ActionPlan(calls=a.calls), "subtask_index": idx}
 
 
 def after_planner(state: GraphState) -> Literal["actor", "__end__"]:
-    return "actor" if state.get("status") == "running" else "__end__"
+    return "actor" if state["status"] == "running" else "__end__"
 
 
 def build_single_agent_graph() -> Any:
@@ -148,6 +148,6 @@ def drive_single(ctx: GraphContext, instruction: str,
     state: GraphState = graph.invoke(state0, config={"recursion_limit": limit, "callbacks": list(callbacks)},
                                      context=ctx)
     outcome = summarise(state, time.perf_counter() - t0, uuid.uuid4().hex[:12], None)
-    if state.get("status") == "succeeded" and state.get("plan") is None:
+    if state["status"] == "succeeded" and state["plan"] is None:
         outcome = outcome.model_copy(update={"graph_success": True})
     return outcome, state

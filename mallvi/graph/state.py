@@ -7,7 +7,7 @@ Drivers, models, images and the trace writer never live here; they come through 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 from mallvi.graph.schemas import (
     ActionPlan,
@@ -34,9 +34,11 @@ def join_refusals(old: str | None, new: str | None) -> str | None:
     return f"{old}; {new}" if old else new
 
 
-class GraphState(TypedDict, total=False):
+class GraphState(TypedDict):
     """What flows between the agents.
 
+    Every field but ``placed_at`` is set by ``initial_state``, so nodes read them as ``state["..."]``;
+    ``placed_at`` appears with the first completed placement (and is missing from older checkpoints).
     ``subtask_index`` points into ``plan.subtasks``; ``attempts``/``rescans`` count per subtask index (as
     strings, so the state stays JSON-friendly); ``total_attempts`` is checked against the run's budget.
     """
@@ -58,7 +60,7 @@ class GraphState(TypedDict, total=False):
     stage_error: StageError | None
     reflection: Verdict | None
     history: list[Verdict]
-    placed_at: dict[str, list[float]]  # per completed subtask index: where its object was put (re-checked later)
+    placed_at: NotRequired[dict[str, list[float]]]  # per completed subtask: where its object was put (re-checked)
     retry_from: str | None
     status: RunStatus
     failure_report: FailureReport | None
@@ -91,4 +93,8 @@ def initial_state(instruction: str) -> GraphState:
         retry_from=None,
         status="running",
         failure_report=None,
+        completed=[],
+        llm_calls=[],
+        trail=[],
+        image_ids=[],
     )

@@ -234,6 +234,7 @@ def _run_header(run: RunSummary) -> html.Div:
         ("LLM calls", str(run.llm_calls)),
         ("tokens", f"{run.tokens_in:,} in / {run.tokens_out:,} out"),
         ("node runs", str(len(run.node_execs))),
+        *_station_facts(run.run_start),
     ]
     failure = run.run_end.get("failure_report") if run.run_end else None
     children: list[Any] = [
@@ -243,6 +244,15 @@ def _run_header(run: RunSummary) -> html.Div:
     if failure:
         children.append(html.Pre(str(failure), className="failure-report"))
     return html.Div(children)
+
+
+def _station_facts(run_start: dict[str, Any]) -> list[tuple[str, str]]:
+    """The Station a run was on and its privileged inputs (traces written before Stations have neither)."""
+    if "station" not in run_start:
+        return []
+    privileged = [str(p) for p in run_start.get("privileged") or []]
+    return [("station", str(run_start.get("station") or "-")),
+            ("privileged inputs", "; ".join(privileged) if privileged else "none")]
 
 
 def _nav(catalog: RunCatalog) -> list[Any]:

@@ -15,7 +15,7 @@ from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
 from mallvi.perception.grasp import grasp_point
 from mallvi.perception.projection import mask_geometry, project, support_z, surface_point
-from mallvi.perception.scene_graph import RelationThresholds, SceneGraph, SceneObject, object_id, size_class
+from mallvi.perception.scene_graph import PerceivedObject, RelationThresholds, SceneGraph, object_id, size_class
 from mallvi.perception.segmentation import ColorMaskSegmenter, Segmenter, SimMaskSegmenter
 from mallvi.perception.types import Detection, Detector, LocalizationError, Localized3D, PerceptionError
 from mallvi.perception.vocab import category_of, parse_query
@@ -149,7 +149,7 @@ class Perception:
         finally:
             self.memory = previous
         table_z = support_z(obs)
-        objects: list[SceneObject] = []
+        objects: list[PerceivedObject] = []
         for det in dets:
             try:
                 loc = self.localize(obs, det, table_z=table_z)
@@ -157,7 +157,7 @@ class Perception:
                 log.info("describe: skipping %s: %s", det.label, e)
                 continue
             label = refine_label(parse_query(det.label).label or "object", loc.extent_m)
-            objects.append(SceneObject(
+            objects.append(PerceivedObject(
                 id=object_id(det.color, label, [o.id for o in objects]), label=label, color=det.color,
                 size_class=size_class(loc.extent_m), position_world=loc.position_world, extent_m=loc.extent_m,
                 score=det.score, top_world=loc.top_world, yaw_rad=loc.object_yaw_rad, size_m=loc.size_m,

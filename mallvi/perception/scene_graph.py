@@ -35,11 +35,15 @@ class RelationThresholds:
 
 
 @dataclass(frozen=True)
-class SceneObject:
+class PerceivedObject:
     """One object in the scene graph (world frame, metres).
 
     ``extent_m`` is the axis-aligned world extent (used by the relations); ``size_m`` (when known) is the size
     in the object's frame, whose x axis has world yaw ``yaw_rad``.
+
+    Separate from the graph's ``SceneObject`` because it carries the full perceived geometry (yaw, object-frame
+    size, top) that relations and named points are derived from, and lives below the graph; the graph keeps a
+    checkpointable reduction of it in its state.
     """
 
     id: str
@@ -66,10 +70,10 @@ class SceneObject:
         return d
 
     @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> SceneObject:
+    def from_dict(d: Mapping[str, Any]) -> PerceivedObject:
         top = d.get("top_world")
         size = d.get("size_m")
-        return SceneObject(
+        return PerceivedObject(
             id=str(d["id"]), label=str(d["label"]), color=d.get("color"), size_class=str(d["size_class"]),
             position_world=tuple(float(x) for x in d["position_world"]),  # type: ignore[arg-type]
             extent_m=tuple(float(x) for x in d["extent_m"]),  # type: ignore[arg-type]
@@ -99,7 +103,7 @@ def object_id(color: str | None, label: str, taken: Iterable[str]) -> str:
     return f"{base}_{k}"
 
 
-def _geometric_relations(a: SceneObject, b: SceneObject, th: RelationThresholds) -> list[str]:
+def _geometric_relations(a: PerceivedObject, b: PerceivedObject, th: RelationThresholds) -> list[str]:
     pa, pb = np.asarray(a.position_world), np.asarray(b.position_world)
     ea, eb = np.asarray(a.extent_m), np.asarray(b.extent_m)
     rels: list[str] = []
@@ -136,12 +140,12 @@ def _geometric_relations(a: SceneObject, b: SceneObject, th: RelationThresholds)
 class SceneGraph:
     """Objects plus (subject, relation, object) triples; plain data, JSON-serialisable."""
 
-    objects: list[SceneObject] = field(default_factory=list)
+    objects: list[PerceivedObject] = field(default_factory=list)
     relations: list[tuple[str, str, str]] = field(default_factory=list)
     thresholds: RelationThresholds = field(default_factory=RelationThresholds)
 
     @staticmethod
-    def build(objects: Sequence[SceneObject], thresholds: RelationThresholds | None = None) -> SceneGraph:
+    def build(objects: Sequence[PerceivedObject], thresholds: RelationThresholds | None = None) -> SceneGraph:
         """A graph whose relations are computed from the objects' geometry."""
         g = SceneGraph(list(objects), [], thresholds or RelationThresholds())
         g.recompute_relations()
@@ -154,14 +158,14 @@ class SceneGraph:
             for rel in _geometric_relations(a, b, self.thresholds)
         ]
 
-    def get(self, object_id: str) -> SceneObject:
+    def get(self, object_id: str) -> PerceivedObject:
         """The object with this id; KeyError listing the known ids otherwise."""
         for o in self.objects:
             if o.id == object_id:
                 return o
         raise KeyError(f"no object {object_id!r} in the scene graph; known: {[o.id for o in self.objects]}")
 
-    def find(self, label: str | None = None, color: str | None = None) -> list[SceneObject]:
+    def find(self, label: str | None = None, color: str | None = None) -> list[PerceivedObject]:
         """Objects with this label and/or colour, best score first."""
         hits = [
             o for o in self.objects
@@ -183,7 +187,7 @@ class SceneGraph:
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> SceneGraph:
         return SceneGraph(
-            objects=[SceneObject.from_dict(o) for o in d.get("objects", [])],
+            objects=[PerceivedObject.from_dict(o) for o in d.get("objects", [])],
             relations=[(str(s), str(r), str(o)) for s, r, o in d.get("relations", [])],
             thresholds=RelationThresholds(**d.get("thresholds", {})),
         )

@@ -70,6 +70,12 @@ class RigSkills(RigMotionCore):
     _virtual: dict[str, Pose] = field(default_factory=dict, init=False, repr=False)
     _virtual_gripper: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
+    def held_object(self, side: ArmSide) -> str | None:
+        """The object this arm's last grasp closed on (the gripper stayed open wider than an empty close), None
+        when the gripper holds nothing."""
+        held = self._held.get(side)
+        return held.name if held is not None else None
+
     def mark_held(self, side: ArmSide, name: str, grasp_height_m: float) -> None:
         """``side`` now holds ``name`` with the grasp centre ``grasp_height_m`` above the object's bottom."""
         self._held[side] = _Held(name, grasp_height_m)
@@ -248,7 +254,11 @@ class RigSkills(RigMotionCore):
         return self._gripper_skill(arm_tag, pos, "close")
 
     def open_gripper(self, arm_tag: ArmSide, pos: float = 1.0) -> SkillResult:
-        return self._gripper_skill(arm_tag, pos, "open")
+        """Open the gripper; opened, it lets go of what it held."""
+        result = self._gripper_skill(arm_tag, pos, "open")
+        if result.ok and arm_tag in self._held:
+            del self._held[arm_tag]
+        return result
 
     def back_to_origin(self, arm_tag: ArmSide) -> SkillResult:
         """Move to the arm's home joint configuration (joint path checked by the guard)."""

@@ -32,7 +32,7 @@ SCHEMA_VERSION = 1
 
 #: kind -> the fields that event carries besides the common ones.
 EVENT_KINDS: Mapping[str, tuple[str, ...]] = {
-    "run_start": ("instruction", "task", "seed", "config"),
+    "run_start": ("instruction", "task", "seed", "config", "station", "privileged"),
     "run_end": ("status", "success", "graph_success", "wall_s", "failure_report"),
     "node_start": ("node", "attempt", "subtask_index", "inputs", "span", "step", "run_count"),
     "node_end": (

@@ -30,6 +30,10 @@ def test_bench_episode_traces_injected_faults(tmp_path: Path) -> None:
     actor_ends = [e for e in events if e["kind"] == "node_end" and e.get("node") == "actor"]
     # faults are written as they happen: the first one precedes the end of the Actor step it hit
     assert actor_ends and faults[0]["seq"] < actor_ends[-1]["seq"]
+    # the episode says what it was given that a real rig would not have, in its record and in its trace
+    assert record["station"] == "sim" and "objects resolved from simulator truth" in record["privileged"]
+    start = next(e for e in events if e["kind"] == "run_start")
+    assert start["station"] == "sim" and start["privileged"] == record["privileged"]
 
 
 def test_mallvi_run_accepts_every_benchmark_scene() -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import sapien
 from langgraph.runtime import Runtime
 
+from mallvi.graph.assemble import build_context
 from mallvi.graph.backends.rules import rules_backends
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.descriptor import descriptor
@@ -16,23 +17,21 @@ from mallvi.graph.nodes.grounder import grounder
 from mallvi.graph.nodes.projector import projector
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.schemas import ObjectRef, Plan, Predicate, Subtask
-from mallvi.graph.sim_run import sim_extra_views
+from mallvi.graph.state import initial_state
 from mallvi.perception.pipeline import make_perception
+from mallvi.sim_bridge.station import SimStation
 from mallvi.sim_bridge.world import SimWorld
 
 OUT_OF_HEAD_VIEW_XY = (0.20, -0.33)  # at the table's front edge, below the head camera's image
 
 
 def _ctx(world: SimWorld, with_front: bool) -> GraphContext:
-    return GraphContext(
-        skills=world.skills, observe=lambda: world.observe("head"), perception=PipelinePort(make_perception("color")),
-        backends=rules_backends(), world=world.truth, table_top_z=world.table_top_z,
-        extra_views=sim_extra_views(world, "head") if with_front else {},
-    )
+    station = SimStation(world, main_camera="head", views=None if with_front else ())
+    return build_context(station, PipelinePort(make_perception("color")), rules_backends())
 
 
 def _state(world: SimWorld, ctx: GraphContext) -> dict[str, Any]:
-    first = descriptor({}, Runtime(context=ctx))["scene"]  # the first scan, with the block in view
+    first = descriptor(initial_state(""), Runtime(context=ctx))["scene"]  # the first scan, with the block in view
     assert "green_block" in {o.id for o in first.objects}
     subtask = Subtask(text="put the green block on the red block", action="place",
                       obj=ObjectRef(phrase="the green block", color="green", label="block"),
@@ -41,8 +40,8 @@ def _state(world: SimWorld, ctx: GraphContext) -> dict[str, Any]:
     green = world.objects["green_block"]
     green.entity.set_pose(sapien.Pose([*OUT_OF_HEAD_VIEW_XY, world.table_top_z]))  # a fault pushed it away
     world.settle()
-    return {"scene": first, "focus": ["green_block", "red_block"], "plan": Plan(subtasks=[subtask]),
-            "subtask_index": 0}
+    return {**initial_state(""), "scene": first, "focus": ["green_block", "red_block"],
+            "plan": Plan(subtasks=[subtask]), "subtask_index": 0}
 
 
 def test_a_block_out_of_the_head_view_is_found_and_localised_through_the_front_camera() -> None:

@@ -8,7 +8,7 @@ import pytest
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.evaluation import add_errors, match, truth_from_sim
 from mallvi.perception.pipeline import make_perception
-from mallvi.perception.scene_graph import SceneGraph, SceneObject
+from mallvi.perception.scene_graph import PerceivedObject, SceneGraph
 
 sim = pytest.importorskip("mallvi.sim_bridge.world")
 
@@ -70,7 +70,7 @@ def test_scene_graph_relations_match_the_simulator(seed: int) -> None:
     with sim.SimWorld.create(spec, seed) as world:
         world.settle(max_s=1.0)
         truth_graph = SceneGraph.build([
-            SceneObject(n, "block", world.objects[n].color, "medium", c, world.objects[n].size_m, 1.0)
+            PerceivedObject(n, "block", world.objects[n].color, "medium", c, world.objects[n].size_m, 1.0)
             for n, c in _centres(world).items()
         ])
         assert truth_graph.relation("blue_block", "red_block") == ["on"]

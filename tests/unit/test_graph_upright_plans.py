@@ -16,6 +16,7 @@ from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.nodes.actor import actor, match_object
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.graph.state import initial_state
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 from tests.fixtures.world_models import FixedWorld
 
@@ -150,12 +151,12 @@ def test_a_perceived_centre_on_a_tall_bar_binds_to_it_even_far_from_its_true_cen
 def _place_attempt(attempts: dict[str, int]) -> list[tuple[str, str]]:
     world = FakeWorld.blocks(("red", 0.1, 0.0))
     world.held["right"] = "red_block"
-    ctx = fake_context(world, gripper_holding=lambda arm: world.held[arm] is not None)
+    ctx = fake_context(world)  # the fake Station senses what each gripper holds
     x, y, z = world.objects["red_block"].pos
     perceived = SceneObject(id="red_block", label="block", color="red", position_m=(x, y, z), size_m=(0.04,) * 3)
     plan = ActionPlan(calls=[SkillCall(skill="place_actor", arm="right", object="red_block",
                                        target_pose=[0.1, 0.1, TABLE_Z, 1.0, 0.0, 0.0, 0.0])])
-    state: Any = {"action_plan": plan, "localized": {"red_block": perceived}, "subtask_index": 0,
+    state: Any = {**initial_state(""), "action_plan": plan, "localized": {"red_block": perceived}, "subtask_index": 0,
                   "attempts": attempts}
     out = actor(state, Runtime(context=ctx))
     assert out["actor_report"].ok, out["actor_report"].message

@@ -158,3 +158,18 @@ def test_scene_graph_one_labelled_edge_per_pair_read_from_the_pair_s_first_objec
     (nodes,) = [t for t in fig.data if t.mode == "markers+text"]
     assert list(nodes.text) == ["red_block", "green_block", "blue cube"]
     assert (nodes.x[0], nodes.y[0]) == (0.0, 0.0)  # placed at its world x/y
+
+
+def test_a_run_s_page_names_its_station_and_what_in_it_was_privileged(tmp_path: Path) -> None:
+    from mallvi.logviz.app import _run_header
+
+    def facts(run_dir: Path, **start: object) -> dict[str, str]:
+        with TraceWriter(run_dir) as w:
+            w.emit("run_start", instruction="go", task="t", seed=0, config={}, **start)
+        table = _run_header(load_run(run_dir)).children[1]
+        return {row.children[0].children: row.children[1].children for row in table.children}
+
+    sim = facts(tmp_path / "sim", station="sim", privileged=["objects resolved from simulator truth"])
+    assert sim["station"] == "sim" and sim["privileged inputs"] == "objects resolved from simulator truth"
+    assert facts(tmp_path / "rig", station="piper rig", privileged=[])["privileged inputs"] == "none"
+    assert "station" not in facts(tmp_path / "old")  # a trace from before Stations shows no such rows

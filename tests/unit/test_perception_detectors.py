@@ -8,7 +8,7 @@ import pytest
 from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
-from mallvi.perception.scene_graph import SceneGraph, SceneObject
+from mallvi.perception.scene_graph import PerceivedObject, SceneGraph
 from mallvi.perception.synthetic import SynthBox, degrade, head_camera, random_blocks, render
 from mallvi.perception.types import Detection, PerceptionError, box_iou, mask_box
 
@@ -134,7 +134,7 @@ def test_fusion_prefers_detections_the_scene_graph_supports() -> None:
     _, obs = _scene(5, ("red", "green"))
     red_obj = next(b for b in random_blocks(np.random.default_rng(5), ("red", "green"), min_gap_m=0.09)
                    if b.color == "red")
-    graph = SceneGraph.build([SceneObject("red_block", "block", "red", "medium", red_obj.center_world,
+    graph = SceneGraph.build([PerceivedObject("red_block", "block", "red", "medium", red_obj.center_world,
                                           red_obj.size_m, 1.0)])
     dets = make_detector("color").detect(obs, ["red block"])
     wrong = Detection((5, 5, 40, 40), dets[0].score, "red block", "color", "red", {"color": dets[0].score})

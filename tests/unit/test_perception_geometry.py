@@ -9,7 +9,7 @@ import pytest
 
 from mallvi.perception.grasp import grasp_point, principal_yaw
 from mallvi.perception.projection import backproject, mask_geometry, project, support_z
-from mallvi.perception.scene_graph import SceneGraph, SceneObject, object_id
+from mallvi.perception.scene_graph import PerceivedObject, SceneGraph, object_id
 from mallvi.perception.synthetic import SynthBox, head_camera, random_blocks, render
 from mallvi.perception.types import LocalizationError
 
@@ -80,9 +80,9 @@ def test_principal_yaw_closes_across_the_narrow_side() -> None:
     assert abs(principal_yaw(bar.T)) < 0.05
 
 
-def _obj(oid: str, xyz: tuple[float, float, float], size: float = 0.05, label: str = "block") -> SceneObject:
+def _obj(oid: str, xyz: tuple[float, float, float], size: float = 0.05, label: str = "block") -> PerceivedObject:
     color, _, _ = oid.partition("_")
-    return SceneObject(oid, label, color, "medium", xyz, (size, size, size), 1.0)
+    return PerceivedObject(oid, label, color, "medium", xyz, (size, size, size), 1.0)
 
 
 def test_scene_graph_relations_follow_geometry() -> None:
@@ -91,7 +91,7 @@ def test_scene_graph_relations_follow_geometry() -> None:
         _obj("green_block", (0.0, 0.002, 0.815)),  # on red
         _obj("blue_block", (0.15, 0.0, 0.765)),  # right of red
         _obj("black_block", (0.0, 0.2, 0.765)),  # behind red (further from the robot)
-        SceneObject("white_bowl", "bowl", "white", "large", (-0.2, 0.0, 0.77), (0.18, 0.18, 0.06), 1.0),
+        PerceivedObject("white_bowl", "bowl", "white", "large", (-0.2, 0.0, 0.77), (0.18, 0.18, 0.06), 1.0),
         _obj("yellow_block", (-0.2, 0.01, 0.765), 0.04),  # in the bowl
     ])
     assert g.relation("green_block", "red_block") == ["on"]

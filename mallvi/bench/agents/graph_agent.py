@@ -34,22 +34,18 @@ class GraphAgent:
         self.budgets = budgets_for_contingency(cfg.contingency, self.run_cfg.budgets)
 
     def run_episode(self, task: BenchTask, world: BenchWorld, trace: TraceWriter) -> EpisodeStats:
-        from mallvi.graph.context import ArtifactStore, GraphContext
+        from mallvi.graph.assemble import build_context
         from mallvi.graph.runner import drive
-        from mallvi.graph.sim_run import fault_event_writer, sim_extra_views, sim_workspace_m
+        from mallvi.graph.sim_run import fault_event_writer
+        from mallvi.sim_bridge.station import SimStation
         from mallvi.tracing.capture import TraceCallbackHandler
 
         w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
         if getattr(w, "faults", None) is not None:
             w.faults.listeners.append(fault_event_writer(trace))  # injected faults reach the trace as they happen
-        ctx = GraphContext(
-            skills=world.skills, observe=lambda: world.observe(self.run_cfg.camera_name), perception=self.port,
-            backends=self.backends, world=w.truth, gripper_opening=world.gripper_opening,
-            gripper_holding=lambda arm: w.grasped_object(arm) is not None,
-            table_top_z=world.table_top_z, budgets=self.budgets, artifacts=ArtifactStore(trace), trace=trace,
-            reflector_enabled=self.reflector, workspace_m=sim_workspace_m(world.table_top_z),
-            extra_views=sim_extra_views(w, self.run_cfg.camera_name),
-        )  # fmt: skip
+        station = SimStation(w, main_camera=self.run_cfg.camera_name)  # the runner closes the world, not the agent
+        ctx = build_context(station, self.port, self.backends, budgets=self.budgets, trace=trace,
+                            reflector_enabled=self.reflector, privileged_perception=self.run_cfg.perception == "sim")
         instruction = getattr(w, "instruction", "") or task.instruction
         outcome, _state = drive(ctx, instruction, with_reflector=self.reflector,
                                 callbacks=[TraceCallbackHandler(trace)])  # fmt: skip
@@ -57,7 +53,7 @@ class GraphAgent:
         stats.actions = sum(1 for n in outcome.node_sequence if n == "actor")
         stats.extra.update(
             graph_success=outcome.graph_success, graph_status=outcome.status, subtasks=list(outcome.subtasks),
-            llm_calls=outcome.llm_calls.model_dump(),
+            llm_calls=outcome.llm_calls.model_dump(), station=ctx.station, privileged=list(ctx.privileged),
         )  # fmt: skip
         if outcome.refusal:
             stats.extra["message"] = outcome.refusal

@@ -132,8 +132,8 @@ def plan_violation(call: SkillCall, ctx: GraphContext) -> str | None:
 
 def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
-    plan = state.get("action_plan")
-    localized = state.get("localized", {})
+    plan = state["action_plan"]
+    localized = state["localized"]
     records: list[CommandRecord] = []
     if plan is None:
         return {"actor_report": ActorReport(ok=False, message="no action plan", failed_stage="thinker")}
@@ -157,7 +157,7 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=call.skill, arm=call.arm)
             return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
                                                 failed_step=step)}
-    if state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0) > 0:
+    if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
     for call in plan.calls:

@@ -16,7 +16,7 @@ from mallvi.graph.state import GraphState
 def approve(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     if not runtime.context.approve:
         return {}
-    plan = state.get("action_plan")
+    plan = state["action_plan"]
     decision = interrupt({
         "subtask": current_subtask(state).text,
         "calls": [c.model_dump(mode="json") for c in plan.calls] if plan else [],

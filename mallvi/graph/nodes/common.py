@@ -19,8 +19,8 @@ def timed(name: str, fn: NodeFn) -> NodeFn:
     """Wrap a node: adds a NodeRecord (duration) to ``trail`` and reports progress through the context."""
 
     def run(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-        idx = state.get("subtask_index")
-        attempt = state.get("attempts", {}).get(str(idx), 0) + 1
+        idx = state["subtask_index"]
+        attempt = state["attempts"].get(str(idx), 0) + 1
         ctx = runtime.context
         if ctx.on_progress is not None:
             ctx.on_progress(f"{name} (subtask {idx}, attempt {attempt})")
@@ -36,8 +36,8 @@ def timed(name: str, fn: NodeFn) -> NodeFn:
 
 
 def current_subtask(state: GraphState) -> Subtask:
-    plan = state.get("plan")
-    idx = state.get("subtask_index", 0)
+    plan = state["plan"]
+    idx = state["subtask_index"]
     if plan is None or idx >= len(plan.subtasks):
         raise RuntimeError("no current subtask")  # the router never sends us here then
     return plan.subtasks[idx]
@@ -45,4 +45,4 @@ def current_subtask(state: GraphState) -> Subtask:
 
 def attempt_of(state: GraphState) -> int:
     """0-based attempt number of the current subtask."""
-    return int(state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0))
+    return int(state["attempts"].get(str(state["subtask_index"]), 0))

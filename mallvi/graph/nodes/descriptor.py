@@ -17,7 +17,7 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     log = CallLog()
     obs = ctx.observe()
     image_id = ctx.artifacts.put("descriptor_scan", obs.rgb, node="descriptor")
-    previous = state.get("scene")
+    previous = state["scene"]
     try:
         scene = ctx.backends.descriptor.describe(obs, ctx, previous, log)
     except AgentError as e:
@@ -39,7 +39,7 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     })
     update: dict[str, Any] = {"scene": scene, "llm_calls": log.records, "image_ids": [image_id]}
     if previous is not None:  # a re-scan: the subtask starts over from the Perceptor
-        idx = str(state.get("subtask_index", 0))
-        update["rescans"] = {**state.get("rescans", {}), idx: state.get("rescans", {}).get(idx, 0) + 1}
+        idx = str(state["subtask_index"])
+        update["rescans"] = {**state["rescans"], idx: state["rescans"].get(idx, 0) + 1}
         update["retry_from"] = "perceptor"
     return update

@@ -13,13 +13,13 @@ from mallvi.graph.state import GraphState
 
 
 def dispatch(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-    if state.get("refusal") or state.get("status") != "running":
-        return {"status": "refused"} if state.get("refusal") else {}
-    plan, scene = state.get("plan"), state.get("scene")
+    if state["refusal"] or state["status"] != "running":
+        return {"status": "refused"} if state["refusal"] else {}
+    plan, scene = state["plan"], state["scene"]
     if plan is None or scene is None:
         return {"refusal": "no plan or no scene description", "status": "refused"}
-    started = bool(state.get("completed")) or bool(state.get("attempts"))
-    previous = state.get("bindings") or None
+    started = bool(state["completed"]) or bool(state["attempts"])
+    previous = state["bindings"] or None
     try:
         bindings = bind_plan(plan, scene, previous if started else None)
         if not started:
@@ -29,6 +29,6 @@ def dispatch(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
             return {"refusal": str(e), "status": "refused"}
         bindings = previous or {}
     update: dict[str, Any] = {"plan": plan, "bindings": bindings, "stage_error": None, "retry_from": None}
-    if state.get("subtask_index", 0) >= len(plan.subtasks):
+    if state["subtask_index"] >= len(plan.subtasks):
         update["status"] = "succeeded"
     return update

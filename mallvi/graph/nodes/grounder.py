@@ -17,23 +17,23 @@ from mallvi.graph.state import GraphState
 def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     log = CallLog()
-    scene = state.get("scene")
+    scene = state["scene"]
     assert scene is not None
     obs = ctx.observe()
     image_id = ctx.artifacts.put("grounder", obs.rgb, node="grounder")
     queries = {}
-    for oid in state.get("focus", []):
+    for oid in state["focus"]:
         o = scene.get(oid)
         queries[oid] = " ".join(w for w in ((o.color if o else None), (o.label if o else oid)) if w)
     candidates = ctx.perception.detect(obs, queries)
     try:
-        chosen = ctx.backends.grounder.choose(current_subtask(state), state.get("focus", []), scene, candidates,
+        chosen = ctx.backends.grounder.choose(current_subtask(state), state["focus"], scene, candidates,
                                               attempt_of(state), log)
     except AgentError as e:
         return {"stage_error": StageError(agent="grounder", message=str(e)), "llm_calls": log.records,
                 "image_ids": [image_id]}
     # an object hidden under another one (scene memory) is not expected in the image; the Projector uses memory
-    missing = [oid for oid in state.get("focus", []) if oid not in chosen and not is_remembered(scene.get(oid))]
+    missing = [oid for oid in state["focus"] if oid not in chosen and not is_remembered(scene.get(oid))]
     image_ids = [image_id]
     for name, view in ctx.extra_views.items():  # what the main camera does not see, looked for in the others
         if not missing:

@@ -16,10 +16,10 @@ from mallvi.graph.state import GraphState
 def perceptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     log = CallLog()
-    scene = state.get("scene")
+    scene = state["scene"]
     assert scene is not None  # dispatch guarantees it
     try:
-        focus = ctx.backends.perceptor.focus(current_subtask(state), state.get("bindings", {}), scene, log)
+        focus = ctx.backends.perceptor.focus(current_subtask(state), state["bindings"], scene, log)
     except AgentError as e:
         return {"stage_error": StageError(agent="perceptor", message=str(e)), "llm_calls": log.records}
     known = {o.id for o in scene.objects}

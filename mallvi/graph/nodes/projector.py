@@ -23,8 +23,8 @@ def projector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     frames: dict[str, Observation] = {}
     localized: dict[str, SceneObject] = {}
     failed: list[str] = []
-    scene = state.get("scene")
-    for oid, det in state.get("detections", {}).items():
+    scene = state["scene"]
+    for oid, det in state["detections"].items():
         view = det.view if det.view in views else ""
         if view not in frames:
             frames[view] = views[view]()  # the camera the Grounder found it in
@@ -34,7 +34,7 @@ def projector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
             continue
         known = scene.get(oid) if scene else None
         localized[oid] = obj.model_copy(update={"id": oid, "color": obj.color or (known.color if known else None)})
-    for oid in state.get("focus", []):
+    for oid in state["focus"]:
         remembered = scene.get(oid) if scene else None
         if remembered is not None and oid not in localized and oid not in failed and is_remembered(remembered):
             localized[oid] = remembered  # hidden under another object: where the last scan that saw it put it

@@ -28,15 +28,15 @@ from mallvi.graph.state import GraphState
 
 
 def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, list[str], Observation | None]:
-    err = state.get("stage_error")
+    err = state["stage_error"]
     if err is not None:
         return Verdict(verdict="failure", failure_category=f"{err.agent}_failed", blamed_agent=err.agent,
                        explanation=err.message), [], None
-    report = state.get("actor_report") or ActorReport(ok=False, message="the actor did not run")
+    report = state["actor_report"] or ActorReport(ok=False, message="the actor did not run")
     obs = ctx.observe()
     image_id = ctx.artifacts.put("reflector", obs.rgb, node="reflector")
     try:
-        v = ctx.backends.reflector.reflect(current_subtask(state), report, state.get("localized", {}), obs, ctx, log)
+        v = ctx.backends.reflector.reflect(current_subtask(state), report, state["localized"], obs, ctx, log)
     except AgentError as e:
         v = Verdict(verdict="failure", failure_category="reflector_failed", blamed_agent="thinker",
                     explanation=f"no usable verdict: {e}")
@@ -57,8 +57,8 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
 def toppled(state: GraphState, fresh: list[SceneObject]) -> str | None:
     """Why the subtask's moved object counts as toppled (``posture.lies_on_side``), or None."""
     subtask = current_subtask(state)
-    scene = state.get("scene")
-    oid = state.get("bindings", {}).get(subtask.obj.key())
+    scene = state["scene"]
+    oid = state["bindings"].get(subtask.obj.key())
     if subtask.action not in ("place", "stack", "move") or scene is None or oid is None:
         return None
     first = next((o for o in scene.initial if o.id == oid), None)
@@ -84,19 +84,19 @@ def refreshed(localized: dict[str, SceneObject], fresh: list[SceneObject]) -> di
 
 def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
     """State update for a verdict, including ``retry_from`` (the next node) and budgets."""
-    idx = state.get("subtask_index", 0)
+    idx = state["subtask_index"]
     key = str(idx)
-    history = [*state.get("history", []), v]
+    history = [*state["history"], v]
     if v.verdict == "success":
         return {"reflection": v, "history": [], "subtask_index": idx + 1, "completed": [idx],
                 "retry_from": "dispatch", "stage_error": None}
     b = ctx.budgets
-    attempts = {**state.get("attempts", {}), key: state.get("attempts", {}).get(key, 0) + 1}
-    total = state.get("total_attempts", 0) + 1
+    attempts = {**state["attempts"], key: state["attempts"].get(key, 0) + 1}
+    total = state["total_attempts"] + 1
     update: dict[str, Any] = {"reflection": v, "history": history, "attempts": attempts, "total_attempts": total}
-    rescans = state.get("rescans", {}).get(key, 0)
+    rescans = state["rescans"].get(key, 0)
     if attempts[key] >= b.max_attempts_per_subtask or total >= b.max_total_attempts:
-        plan = state.get("plan")
+        plan = state["plan"]
         text = plan.subtasks[idx].text if plan and idx < len(plan.subtasks) else None
         why = "subtask budget" if attempts[key] >= b.max_attempts_per_subtask else "run budget"
         update.update(status="failed", retry_from="end", failure_report=FailureReport(
@@ -131,9 +131,9 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
     """
     from mallvi.graph.backends.rules.reflector import RulesReflector
 
-    plan = state.get("plan")
-    idx = state.get("subtask_index", 0)
-    done = sorted(set(state.get("completed", [])))
+    plan = state["plan"]
+    idx = state["subtask_index"]
+    done = sorted(set(state["completed"]))
     if plan is None:
         return None
     for j in done:
@@ -150,7 +150,7 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
         commands = [CommandRecord(skill="place_actor", arm="left", args={"target_pose": target}, ok=True,
                                   message="re-check")] if target else []
         v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check", commands=commands),
-                                     state.get("localized", {}), obs, ctx, log)
+                                     state["localized"], obs, ctx, log)
         if v.verdict == "failure" and v.failure_category in UNDO_CATEGORIES:
             return j, v.model_copy(update={"explanation": f"subtask {j + 1} was undone: {v.explanation}"})
     return None
@@ -161,32 +161,32 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     log = CallLog()
     v, images, obs = judge(state, ctx, log)
     update = decide(state, ctx, v)
-    target = _place_target(state.get("actor_report"))
+    target = _place_target(state["actor_report"])
     if v.verdict == "success" and target is not None:
-        update["placed_at"] = {**state.get("placed_at", {}), str(state.get("subtask_index", 0)): list(target)}
+        update["placed_at"] = {**state.get("placed_at", {}), str(state["subtask_index"]): list(target)}
     if v.verdict == "success" and obs is not None and (hit := undone(state, ctx, obs, log)) is not None:
         j, why = hit
         back: GraphState = {**state, "subtask_index": j}
-        update = {**decide(back, ctx, why), "subtask_index": j, "completed": [state.get("subtask_index", 0)]}
+        update = {**decide(back, ctx, why), "subtask_index": j, "completed": [state["subtask_index"]]}
         if update.get("retry_from") not in ("end", "descriptor"):
             update["retry_from"] = "perceptor"  # re-perceive and re-plan the undone subtask
     if obs is not None and update.get("retry_from") in ("thinker", "actor"):
         # the memory the retry works from is updated to what the Reflector just saw (objects may have moved)
-        update["localized"] = refreshed(state.get("localized", {}), ctx.perception.scan(obs))
+        update["localized"] = refreshed(state["localized"], ctx.perception.scan(obs))
     update.update(llm_calls=log.records, image_ids=images)
     return update
 
 
 def advance(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     """The no-reflector ablation: no check, no retry; the attempt is assumed done and the run moves on."""
-    idx = state.get("subtask_index", 0)
-    report = state.get("actor_report")
-    err = state.get("stage_error")
+    idx = state["subtask_index"]
+    report = state["actor_report"]
+    err = state["stage_error"]
     ok = err is None and report is not None and report.ok
     why = err.message if err else (report.message if report else "the actor did not run")
     v = Verdict(verdict="success" if ok else "failure", explanation="assumed (no reflector)" if ok else why,
                 failure_category=None if ok else "unverified", blamed_agent=None,
                 failed_step=None if ok or report is None else report.failed_step)
-    return {"reflection": v, "history": [*state.get("history", []), v] if not ok else state.get("history", []),
+    return {"reflection": v, "history": [*state["history"], v] if not ok else state["history"],
             "subtask_index": idx + 1, "completed": [idx] if ok else [], "retry_from": "dispatch",
             "stage_error": None}

@@ -16,18 +16,18 @@ from mallvi.graph.state import GraphState
 def thinker(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     log = CallLog()
-    scene = state.get("scene")
+    scene = state["scene"]
     assert scene is not None
-    history = state.get("history", [])
+    history = state["history"]
     feedback = history[-1].explanation if history else None
     failed = history[-1].failed_step if history else None  # the failed call and its kind, for routing
     try:
-        plan = ctx.backends.thinker.think(current_subtask(state), state.get("localized", {}), scene,
+        plan = ctx.backends.thinker.think(current_subtask(state), state["localized"], scene,
                                           attempt_of(state), feedback, ctx, log, failed=failed)
     except AgentError as e:
         return {"action_plan": None, "stage_error": StageError(agent="thinker", message=str(e)),
                 "llm_calls": log.records}
-    localized = state.get("localized", {})
+    localized = state["localized"]
     bad = [c.object for c in plan.calls if c.object is not None and c.object not in localized]
     if bad:  # never execute a call on an object perception did not localise
         return {"action_plan": None, "llm_calls": log.records,

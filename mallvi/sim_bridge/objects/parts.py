@@ -212,11 +212,14 @@ def finish(
     """Build the entity and wrap it in a SimObject.
 
     ``size_m`` is the extent of the object's bounding box in its own frame and ``bbox_center`` that box's centre
-    (default: straight above the origin at half the height); fp0/fp1 and "bbox_center" are added to the points.
+    (default: straight above the origin at half the height); fp0/fp1, "bbox_center", "top" and "bottom" are added to
+    the points.
     """
     entity = parts.build(name, pose, static=static)
     all_points = fp_points(float(size_m[2]))
     all_points["bbox_center"] = sapien.Pose(list(bbox_center) if bbox_center is not None else [0, 0, size_m[2] / 2])
+    all_points["top"] = sapien.Pose([0.0, 0.0, float(size_m[2])])  # top and bottom centre in the object's frame,
+    all_points["bottom"] = sapien.Pose()  # as a perceived box has them (an object's own "top" replaces this one)
     all_points.update(points)
     return SimObject(
         name=name,

@@ -4,8 +4,9 @@ Arm: the instruction's arm if it names one, else the object's side (x < 0 left, 
 of a reach kind (unreachable, no plan, wrong arm), the other arm on every other attempt. Retries route on the
 failed call's ``FailureKind``, never on the words of its message. An arm the instruction names for a placement
 places the object; when a fault left the object out of that arm's reach, the other arm first brings it to a relay
-spot in the middle. Reach is judged at the grasp's height (a standing tall object is grasped near its top). A
-tall object is picked up with ``upright_actor``, which stands it up first when it lies on its side.
+spot in the middle. Reach comes from the Station (``AgentContext.reach``, one envelope per arm) and is judged at
+the grasp's height (a standing tall object is grasped near its top). A tall object is picked up with
+``upright_actor``, which stands it up first when it lies on its side.
 
 Place targets are the functional point 0 (bottom centre) of the moved object: on B -> B's top centre; in B -> B's
 floor; beside B -> ``SIDE_GAP_M`` off B's side on the table; an arrangement slot -> a free row of evenly spaced
@@ -39,23 +40,12 @@ DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
 GRASP_BELOW_TOP_M = 0.025  # a standing object's top-down grasp centre lies this far below its top
 
 
-def reachable(arm: str, x: float, y: float, height_m: float = 0.0, leaning: bool = False) -> bool:
-    """Whether ``arm`` reaches a point ``height_m`` above the table (DESIGN.md: its own half to 0.05 past the
-    centre line for y -0.20..0.10; at table height the middle strip to 0.10 past it for y <= 0).
-
-    ``leaning``: an object on the table picked with a top-down grasp leaned 25-40° about the finger axis (the
-    simulator's fallback when no upright grasp reaches): from the table's front edge 0.10 past the centre line
-    up to y = 0.15, then the arm's own half to y = 0.25 and its outer part (0.15 from the centre line) to the
-    back edge at y = 0.30 (``scripts/reach_map.py``).
-    """
-    u = -x if arm == "left" else x
-    if leaning and height_m < 0.03:
-        if not -0.36 <= y <= 0.30:  # to the table's front edge; the grasp planner has the final word
-            return False
-        return u >= (-0.10 if y <= 0.15 else 0.05 if y <= 0.25 else 0.15)
-    if not -0.25 <= y <= 0.15:  # a little beyond the measured envelope: the planner has the final word
-        return False
-    return u >= -0.05 or (u >= -0.10 and y <= 0.0 and height_m < 0.03)
+def _reaches(ctx: AgentContext, arm: str, x: float, y: float, height_m: float = 0.0,
+             leaning: bool = False) -> bool:
+    """Whether ``arm`` reaches a point ``height_m`` above the table, by the Station's reach envelope of that arm
+    (``leaning``: with a leaned top-down grasp of an object on the table)."""
+    side: ArmSide = "left" if arm == "left" else "right"
+    return ctx.reach[side].reaches(x, y, height_m, leaning)
 
 
 def grasp_height_m(obj: SceneObject, table_z: float) -> float:
@@ -200,8 +190,8 @@ class RulesThinker:
             ox, oy, oz = obj.position_m[0], obj.position_m[1], grasp_height_m(obj, table_z)
             mx, my = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
             at_relay = math.dist((ox, oy), (mx, my)) < RELAY_TOL_M
-            giver_out = not reachable(arm, ox, oy, oz) or _unreachable_arm(failed) == arm
-            if (giver_out or at_relay) and reachable(recv, ox, oy, oz):
+            giver_out = not _reaches(ctx, arm, ox, oy, oz) or _unreachable_arm(failed) == arm
+            if (giver_out or at_relay) and _reaches(ctx, recv, ox, oy, oz):
                 # after a drop or a push the object lies where only the receiver reaches it, or already at the
                 # hand-over spot: the receiver takes it directly
                 why = "already at the hand-over spot" if at_relay else f"out of the {arm} arm's reach"
@@ -218,11 +208,12 @@ class RulesThinker:
             calls = _grasp_place(holder, obj.id, target_xyz)[1:]
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
-        plan = self._carry(subtask, obj, arm, target_xyz, localized, scene, table_z,
+        plan = self._carry(ctx, subtask, obj, arm, target_xyz, localized, scene, table_z,
                            _retry_grasp(attempt, failed), _unreachable_arm(failed), upright)
         return plan.model_copy(update={"rationale": note + plan.rationale})
 
-    def _carry(self, subtask: Subtask, obj: SceneObject, arm: str, target_xyz: tuple[float, float, float],
+    def _carry(self, ctx: AgentContext, subtask: Subtask, obj: SceneObject, arm: str,
+               target_xyz: tuple[float, float, float],
                localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
                grasp_args: dict[str, float] | None = None, failed_arm: str | None = None,
                upright: bool = False) -> ActionPlan:
@@ -241,11 +232,11 @@ class RulesThinker:
         if failed_arm in arms and not forced:
             arms = [a for a in arms if a != failed_arm]
         for a in arms:
-            if reachable(a, ox, oy, oz) and reachable(a, tx, ty, dz):
+            if _reaches(ctx, a, ox, oy, oz) and _reaches(ctx, a, tx, ty, dz):
                 return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args, upright), rationale=(
                     f"move {obj.id} to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f}) with the {a} arm"))
         for a in arms:  # the object lies where only a leaned grasp reaches it
-            if reachable(a, ox, oy, oz, leaning=True) and reachable(a, tx, ty, dz):
+            if _reaches(ctx, a, ox, oy, oz, leaning=True) and _reaches(ctx, a, tx, ty, dz):
                 return ActionPlan(calls=_grasp_place(a, obj.id, target_xyz, grasp_args, upright), rationale=(
                     f"move {obj.id} from ({ox:.2f}, {oy:.2f}), at the edge of the {a} arm's reach, to "
                     f"({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
@@ -259,12 +250,12 @@ class RulesThinker:
             giver = side_of(obj)
             if failed_arm is not None:
                 giver = other(failed_arm)
-                if reachable(giver, tx, ty, dz):
+                if _reaches(ctx, giver, tx, ty, dz):
                     return ActionPlan(calls=_grasp_place(giver, obj.id, target_xyz, grasp_args, upright), rationale=(
                         f"the {failed_arm} arm found no grasp of {obj.id}: the {giver} arm tries it and carries it "
                         f"to ({tx:.3f}, {ty:.3f}, {target_xyz[2]:.3f})"))
             taker = other(giver)
-        if not reachable(taker, tx, ty, dz):
+        if not _reaches(ctx, taker, tx, ty, dz):
             raise AgentError(f"no arm can carry {obj.id} from ({ox:.2f}, {oy:.2f}) to ({tx:.2f}, {ty:.2f})"
                                + (f" with the {arm} arm placing it" if forced else ""))
         mx, my = relay_spot(obj.id, scene, localized, target_xyz)

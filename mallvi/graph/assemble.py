@@ -1,0 +1,67 @@
+"""One way to assemble a run: the graph's ``GraphContext`` from any Station.
+
+``mallvi run`` (sim_run.py), ``mallvi bench`` (bench/agents/graph_agent.py) and the rig (rig_run.py) all call
+``build_context``; nothing else constructs a ``GraphContext``, so every run gets the same fields whatever robot
+set-up it runs on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mallvi.config import Budgets
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.station import Station, bounding_box
+from mallvi.graph.backends.base import AgentBackends
+from mallvi.graph.context import ArtifactStore, GraphContext
+from mallvi.graph.ports import PerceptionPort
+from mallvi.tracing.trace import TraceWriter
+
+PERCEPTION_PRIVILEGED = "objects detected from the simulator's segmentation (--perception sim)"
+
+
+def build_context(
+    station: Station,
+    perception: PerceptionPort,
+    backends: AgentBackends,
+    *,
+    budgets: Budgets | None = None,
+    trace: TraceWriter | None = None,
+    approve: bool = False,
+    reflector_enabled: bool = True,
+    on_progress: Callable[[str], None] | None = None,
+    privileged_perception: bool = False,
+) -> GraphContext:
+    """The runtime context of one graph run on ``station``.
+
+    The main camera is what the agents observe; the Station's other cameras are further views. The plan-target
+    box is the smallest box holding every arm's workspace (the guard still checks each arm's own box).
+    ``privileged_perception``: perception reads simulator truth; it is added to the Station's privileged inputs.
+    """
+    arms = station.arms
+    main = station.cameras[station.main_camera]
+
+    def holding(arm: ArmSide) -> bool:
+        return arms.held_object(arm) is not None
+
+    privileged = tuple(station.privileged) + ((PERCEPTION_PRIVILEGED,) if privileged_perception else ())
+    return GraphContext(
+        skills=station.skills, observe=main.read, perception=perception, backends=backends, reach=station.reach,
+        world=station.world, gripper_opening=arms.gripper_opening, gripper_holding=holding,
+        table_top_z=station.table_top_z_m, budgets=budgets or Budgets(), artifacts=ArtifactStore(trace),
+        trace=trace, approve=approve, reflector_enabled=reflector_enabled, on_progress=on_progress,
+        workspace_m=bounding_box(station.workspace_m), extra_views=_views(station),
+        station=station.name, privileged=privileged,
+    )
+
+
+def _views(station: Station) -> dict[str, Callable[[], Observation]]:
+    """The Station's cameras other than the main one, by name."""
+    return {name: cam.read for name, cam in station.cameras.items() if name != station.main_camera}
+
+
+def run_start_fields(ctx: GraphContext) -> dict[str, Any]:
+    """What the trace's ``run_start`` event records about the Station a run is on."""
+    return {"station": ctx.station, "privileged": list(ctx.privileged)}
