@@ -33,7 +33,7 @@ from mallvi.robot_drivers.rig_motion import CartesianArm, JointPlanner, RigMotio
 from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig
 from mallvi.robot_drivers.rig_upright import stand_up_on_rig
 from mallvi.robot_drivers.safety import SafetyGuard, refused
-from mallvi.robot_drivers.skill_args import as_number, as_numbers, first_failure, resolve_arm, resolve_object
+from mallvi.robot_drivers.skill_args import as_number, as_numbers, first_failure, is_index, resolve_arm, resolve_object
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,11 @@ class RigSkills(RigMotionCore):
     # ---- SkillAPI ----------------------------------------------------------------------------------------------
     def grasp_actor(self, actor: str, arm_tag: ArmSide, pre_grasp_dis: float = 0.1, grasp_dis: float = 0.0,
                     gripper_pos: float = 0.0, contact_point_id: int | None = None) -> SkillResult:
-        """Top-down grasp at the perceived object position (``contact_point_id`` is not used on the rig)."""
+        """Top-down grasp at the perceived object position (``contact_point_id`` is checked but not used on the
+        rig)."""
+        if contact_point_id is not None and not is_index(contact_point_id):
+            return SkillResult.failure(f"contact_point_id must be an integer, got {contact_point_id!r}",
+                                       FailureKind.BAD_PARAMETERS)
         resolved = self._side_and_object(arm_tag, actor)
         if isinstance(resolved, SkillResult):
             return resolved

@@ -102,13 +102,13 @@ class SimSkills:
             return resolved
         side, info = resolved
         p = self.parts
+        if contact_point_id is not None and not is_index(contact_point_id):
+            return SkillResult.failure(f"contact_point_id must be an integer, got {contact_point_id!r}",
+                                       FailureKind.BAD_PARAMETERS)
         grip = self._grasp_refusal(side, actor, info, gripper_pos,
                                    [("pre_grasp_dis", pre_grasp_dis), ("grasp_dis", grasp_dis)])
         if isinstance(grip, SkillResult):
             return grip
-        if contact_point_id is not None and not is_index(contact_point_id):
-            return SkillResult.failure(f"contact_point_id must be an integer, got {contact_point_id!r}",
-                                       FailureKind.BAD_PARAMETERS)
         frames = grasp_frames(info, contact_point_id)
         if isinstance(frames, str):
             return SkillResult.failure(frames, FailureKind.BAD_PARAMETERS)
