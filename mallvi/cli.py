@@ -343,10 +343,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         tier = parse_tier(args.tier)
         tasks = tuple(select_tasks(tier, args.tasks))
         llm = {k: v for k, v in {"base_url": args.base_url or os.environ.get("MALLVI_BASE_URL"),
-                                 "model": args.llm_model, "vlm_model": args.vlm_model}.items() if v}  # fmt: skip
+                                 "model": args.llm_model, "vlm_model": args.vlm_model,
+                                 "example_images": args.example_images}.items() if v}  # fmt: skip
         cfg = BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                           agent=args.agent, backend=args.backend, perception=args.perception,
-                          contingency=args.contingency, llm=llm, save_images=not args.no_images)  # fmt: skip
+                          contingency=args.contingency, llm=llm, save_images=not args.no_images,
+                          single_mode=args.single_mode, reuse=not args.no_reuse)  # fmt: skip
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
         with _native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
@@ -359,6 +361,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     else:
         with open(f"{args.out}/table.md", encoding="utf-8") as fh:
             print(fh.read(), end="")
+        if results.get("cost"):
+            from mallvi.bench.cost import format_totals
+
+            print("\n" + format_totals(results["cost"]) + f"; {results['run'].get('episodes_per_minute') or 0:.1f} "
+                  f"episodes per minute with {results['run'].get('workers')} worker(s)")  # fmt: skip
         print(f"\nresults: {args.out}/results.json  episodes: {args.out}/episodes.jsonl  traces: {args.out}/traces/")
     errors = sum(t["errors"] for t in results["tasks"].values())
     if errors:
@@ -452,6 +459,13 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="simulated fault level (default: none)")
     p.add_argument("--out", required=True, help="output folder; rerunning with the same folder resumes")
     p.add_argument("--no-images", action="store_true", help="do not store the head image of each episode")
+    p.add_argument("--single-mode", choices=["mallvi", "paper"], default="mallvi",
+                   help="single agent, Tier 2: 'paper' freezes the episode after a failed motion plan as the original "
+                        "benchmark's code does (default: mallvi, a failed plan is a failed action)")
+    p.add_argument("--example-images", metavar="DIR",
+                   help="single agent: a folder of <task>.png example images sent with every turn")
+    p.add_argument("--no-reuse", action="store_true",
+                   help="render every frame and scan every image afresh (same results, slower; for cost measurements)")
     p.add_argument("--json", action="store_true", help="print results.json on stdout instead of the table")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_cmd_bench)

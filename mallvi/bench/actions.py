@@ -43,6 +43,8 @@ _PARAMS: dict[str, frozenset[str]] = {
     "back_to_origin": frozenset({"arm_tag"}),
     "get_arm_pose": frozenset({"arm_tag"}),
 }
+#: actions that take ``arm_tag: "both"`` (as the original's executor does): left, then right
+BOTH_ARMS_ACTIONS = frozenset({"back_to_origin", "move_by_displacement"})
 #: place_actor options of the original API that our skills do not take; accepted and ignored
 _IGNORED_PLACE_OPTIONS = frozenset({"align_axis", "actor_axis", "actor_axis_type", "pre_dis_axis"})
 
@@ -90,6 +92,8 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
     unknown = sorted(set(params) - _PARAMS[name])
     if unknown:
         return SkillResult.failure(f"{name} has no parameter(s) {', '.join(unknown)}", BAD)
+    if name in BOTH_ARMS_ACTIONS and str(params.get("arm_tag", "")).strip().lower() == "both":
+        return _both_arms(task, world, action, params)
     try:
         arm = parse_arm(str(params.get("arm_tag", "")))
         kwargs = {k: _clean(k, v) for k, v in params.items() if k != "arm_tag"}
@@ -123,6 +127,15 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
     if name == "back_to_origin":
         return skills.back_to_origin(arm)
     return skills.get_arm_pose(arm)
+
+
+def _both_arms(task: BenchTask, world: BenchWorld, action: Mapping[str, Any], params: Mapping[str, Any]) -> SkillResult:
+    """``arm_tag: "both"``: the left arm's action, then the right's; fails with the first arm that fails."""
+    for arm in ("left", "right"):
+        result = _execute_action(task, world, {**action, "parameters": {**params, "arm_tag": arm}})
+        if not result.ok:
+            return SkillResult(False, f"{arm} arm: {result.message}", result.data, result.kind)
+    return SkillResult.success()
 
 
 def execute_ee_action(world: BenchWorld, action: Any) -> SkillResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -10,6 +11,9 @@ from mallvi.bench.tiers import TierName
 AgentName = Literal["mallvi", "mallvi-no-reflector", "single", "expert"]
 AGENT_NAMES: tuple[AgentName, ...] = ("mallvi", "mallvi-no-reflector", "single", "expert")
 CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
+#: how the single agent's Tier 2 episodes treat a failed motion plan: "mallvi" reports it as a failed action;
+#: "paper" does what the original benchmark's code does (reports success, then every later motion does nothing)
+SINGLE_MODES = ("mallvi", "paper")
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,9 @@ class BenchConfig:
         contingency: fault-injection level of the simulator ("none" = off).
         llm: base_url / model / vlm_model / api_key_env for llm backends and the single agent.
         save_images: store the head image of every episode in its trace.
+        single_mode: "mallvi" or "paper" (see ``SINGLE_MODES``); only the single agent's Tier 2 runs differ.
+        reuse: reuse a camera frame of an unchanged scene and a scan of an unchanged frame (``bench/reuse.py``);
+            results are the same either way, only faster (off only to measure what it saves).
     """
 
     tier: TierName
@@ -39,6 +46,8 @@ class BenchConfig:
     contingency: str = "none"
     llm: dict[str, str] = field(default_factory=dict)
     save_images: bool = True
+    single_mode: str = "mallvi"
+    reuse: bool = True
 
     def __post_init__(self) -> None:
         if self.episodes < 1:
@@ -53,6 +62,11 @@ class BenchConfig:
             raise ValueError(f"--perception must be sim, color or neural, got {self.perception!r}")
         if self.contingency not in CONTINGENCY_LEVELS:
             raise ValueError(f"--contingency must be one of {', '.join(CONTINGENCY_LEVELS)}, got {self.contingency!r}")
+        if self.single_mode not in SINGLE_MODES:
+            raise ValueError(f"--single-mode must be one of {', '.join(SINGLE_MODES)}, got {self.single_mode!r}")
+        examples = self.llm.get("example_images")
+        if examples and not os.path.isdir(examples):
+            raise ValueError(f"--example-images {examples} is not a folder")
         if self.agent == "single" and not self.llm.get("base_url"):
             raise ValueError("the single agent is a language model: give --base-url (or MALLVI_BASE_URL)")
         if self.backend == "llm" and not self.llm.get("base_url"):
@@ -66,5 +80,8 @@ class BenchConfig:
 
     def identity(self) -> dict[str, Any]:
         """The settings that must match for a rerun to resume this run's episodes."""
-        return {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
-                                                                "perception", "contingency")}  # fmt: skip
+        ident = {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
+                                                                 "perception", "contingency")}  # fmt: skip
+        if self.single_mode != "mallvi":  # only when set, so folders written before the option still resume
+            ident["single_mode"] = self.single_mode
+        return ident

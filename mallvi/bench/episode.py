@@ -11,7 +11,9 @@ from typing import Any
 
 from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.config import BenchConfig
+from mallvi.bench.cost import CostClock, cost_record, instrument_agent, instrument_world
 from mallvi.bench.loop import run_fine, run_grounding, run_planning
+from mallvi.bench.reuse import reuse_renders, reuse_scans
 from mallvi.bench.tasks import BenchTask, get_task
 from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.sim_bridge.scene_spec import SceneSetupError
@@ -57,20 +59,25 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     from mallvi.sim_bridge.world import SimWorld
 
     task = get_task(task_name)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    clock = CostClock()
     tdir = trace_dir(out_dir, task_name, seed)
     if tdir.exists():
         shutil.rmtree(tdir)  # a half-written trace from an interrupted run
     record: dict[str, Any] = {"task": task_name, "seed": seed, "agent": cfg.agent, "tier": task.tier}
     seed_global_rngs(seed)
     try:
-        world = SimWorld.create(
-            task.scene_spec(), seed, render=needs_render(cfg, task),
-            grasp_refusal_threshold_m=task.allocation_threshold_m, **_contingency_kw(cfg),
-        )  # fmt: skip
+        with clock.phase("setup"):
+            world = SimWorld.create(
+                task.scene_spec(), seed, render=needs_render(cfg, task),
+                grasp_refusal_threshold_m=task.allocation_threshold_m, **_contingency_kw(cfg),
+            )  # fmt: skip
     except SceneSetupError as e:
         record.update(status="skipped", success=False, score=None, message=str(e), wall_s=time.perf_counter() - t0)
         return record
+    if cfg.reuse:
+        reuse_renders(world)
+    instrument_world(clock, world)
     try:
         with TraceWriter(tdir) as trace:
             record.update(station="sim", privileged=sim_privileged(cfg))  # an agent may refine them
@@ -78,10 +85,12 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
                        station=record["station"], privileged=record["privileged"])
             if cfg.save_images and "head" in getattr(world, "camera_names", []):
                 trace.save_image("head_initial", world.observe("head").rgb, node="bench")
-            record.update(_act(cfg, task, world, trace))
+            with clock.phase("graph"):
+                record.update(_act(cfg, task, world, trace, clock))
             record["final_xyz"] = {n: [round(float(v), 4) for v in o.pose.p] for n, o in sorted(world.objects.items())}
             record["trace"] = str(tdir.relative_to(Path(out_dir)))
             record["wall_s"] = time.perf_counter() - t0
+            record["cost"] = cost_record(clock, record["wall_s"], world.sim_time_s, time.process_time() - cpu0)
             trace.emit("run_end", status=record["status"], success=record["success"],
                        graph_success=record.get("graph_success"), wall_s=record["wall_s"],
                        failure_report=record.get("message"))  # fmt: skip
@@ -111,9 +120,13 @@ def seed_global_rngs(seed: int) -> None:
     random.seed(int(seed))
 
 
-def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter) -> dict[str, Any]:
+def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, clock: CostClock) -> dict[str, Any]:
     try:
-        agent = make_agent(cfg, task)
+        with clock.phase("setup"):
+            agent = make_agent(cfg, task)
+        if cfg.reuse:
+            reuse_scans(agent)
+        instrument_agent(clock, agent)
         if hasattr(agent, "trace"):
             agent.trace = trace
         if isinstance(task, GroundingTask):
@@ -125,7 +138,8 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter) -> d
         elif task.tier == "fine":
             stats = run_fine(task, world, agent, trace)
         else:
-            stats = run_planning(task, world, agent, trace)
+            freeze = cfg.agent == "single" and cfg.single_mode == "paper"
+            stats = run_planning(task, world, agent, trace, freeze_after_plan_failure=freeze)
         return _stats_record(stats, success=bool(task.check_success(world)), score=None)
     except Exception as e:  # an agent crash is this episode's failure, recorded with its reason
         log.exception("episode %s/%s failed with an exception", task.name, cfg.agent)

@@ -8,6 +8,7 @@ from typing import Any
 
 from mallvi.bench import anchors
 from mallvi.bench.config import BenchConfig
+from mallvi.bench.cost import cost_totals
 from mallvi.bench.metrics import aggregate, mean_or_none
 from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL
 
@@ -32,6 +33,7 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
             "mean_actions": mean_or_none([float(r.get("actions", 0)) for r in counted]),
             "refusals": sum(int(r.get("refusals", 0)) for r in counted),
             "complete": agg.episodes >= cfg.episodes,
+            "cost": cost_totals(counted),
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score
@@ -68,11 +70,26 @@ def write_report(
         "tasks": tasks,
         "tier_average": tier_average(cfg, tasks),
         "privileged": privileged_inputs(records),
+        "cost": cost_totals([r for r in records if r["task"] in tasks and r.get("status") != "skipped"]),
         "run": {**run_stats, "episodes_per_minute": (60.0 * n_run / wall_s) if wall_s > 0 and n_run else None},
     }
     (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     (out_dir / "table.md").write_text(render_table(cfg, tasks), encoding="utf-8")
     return results
+
+
+MODE_NOTES = {
+    "mallvi": "mode mallvi: a failed motion plan is a failed action, reported to the planner",
+    "paper": "mode paper: as the original benchmark's code, a failed motion plan is reported as succeeded and every "
+    "later motion of the episode does nothing",
+}
+
+
+def _mode_lines(cfg: BenchConfig) -> list[str]:
+    """Which single-agent mode produced the table (Tier 2 single-agent runs only)."""
+    if cfg.agent != "single" or cfg.tier != "planning":
+        return []
+    return [f"Single agent, {MODE_NOTES[cfg.single_mode]}.", ""]
 
 
 def _fmt(v: float | None, digits: int = 1) -> str:
@@ -89,6 +106,7 @@ def render_table(
     lines = [
         f"# ST-BiBench {tier}: {cfg.agent} (backend {cfg.backend}, perception {cfg.perception}) vs the paper",
         "",
+        *_mode_lines(cfg),
         f"{unit}; ours over n episodes from seed {cfg.seed_start}; paper: 100 episodes per task.",
         "",
         "| task | id | ours | n | " + " | ".join(shown) + " |",

@@ -1,7 +1,10 @@
 """The single-planner baseline: one vision-language model plans every turn (the paper's own agent).
 
-It sees the head image and the task's hints, answers with the paper's describe-reason-plan JSON, and the
-benchmark loop executes the first ``chunk`` actions. Talks to any OpenAI-compatible endpoint via ChatOpenAI.
+As the original benchmark's model, it sees the head camera, a third-person view (our ``front`` camera) and, when
+an example-image folder is given, the task's example image; the task statement and role on the first turn only;
+the task's assistant info and an example reply every turn. It answers with the paper's describe-reason-plan JSON,
+its actions are read with the original's leniency (``single_parse``) and the benchmark loop executes the first
+``chunk`` of them. Talks to any OpenAI-compatible endpoint via ChatOpenAI.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.bench.agents.base import PlanReply, TurnRecord
+from mallvi.bench.agents.single_info import example_reply, guide
+from mallvi.bench.agents.single_parse import lenient_action
 from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
@@ -30,6 +35,8 @@ from mallvi.tracing.trace import TraceWriter
 log = logging.getLogger(__name__)
 
 MAX_OUTPUT_TOKENS = 4096
+#: the camera that gives the third-person view beside the head camera
+THIRD_VIEW_CAMERA = "front"
 
 
 class ReplyParseError(ValueError):
@@ -98,9 +105,10 @@ class SingleAgent:
 
     name = "single"
 
-    def __init__(self, chat: Any, model: str) -> None:
+    def __init__(self, chat: Any, model: str, example_dir: str | None = None) -> None:
         self.chat = chat
         self.model = model
+        self.example_dir = example_dir  # a folder of <task>.png example images (the original's script/example_img)
         self.trace: TraceWriter | None = None  # set by the episode runner; every call is recorded there
 
     @staticmethod
@@ -113,7 +121,7 @@ class SingleAgent:
             temperature=0, max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=float(cfg.llm.get("timeout_s", 120)),
             max_retries=3,
         )  # fmt: skip
-        return SingleAgent(chat, model)
+        return SingleAgent(chat, model, cfg.llm.get("example_images"))
 
     # -- Planner -----------------------------------------------------------------------------------------------
     def reset(self, task: BenchTask, world: BenchWorld) -> None:
@@ -121,12 +129,30 @@ class SingleAgent:
 
     def plan(self, task: BenchTask, world: BenchWorld, history: Sequence[TurnRecord], turn: int) -> PlanReply:
         instruction = getattr(world, "instruction", "") or task.instruction
-        text = planning_prompt(task.name, instruction, task.tier, task.chunk, task.hints(world), history)
-        raw = self._ask(text, world)
+        example_png = self.example_image(task.name)
+        text = planning_prompt(
+            task.name, instruction, task.tier, task.chunk, task.hints(world), history, first_turn=turn == 0,
+            guide=guide(task.name, task.tier), example=example_reply(sorted(world.objects), task.tier),
+            example_image=example_png is not None,
+        )  # fmt: skip
+        raw = self._ask(text, world, third_view=True, example_png=example_png)
         try:
-            return PlanReply(plan_actions(parse_json_object(raw), task.tier), raw=raw)
+            actions = plan_actions(parse_json_object(raw), task.tier)
         except ReplyParseError as e:
             return PlanReply([], raw=raw, error=str(e))
+        if task.tier != "fine":
+            actions = [lenient_action(task.name, a, world.objects) for a in actions]
+        return PlanReply(actions, raw=raw)
+
+    def example_image(self, task_name: str) -> bytes | None:
+        """The task's example image (PNG bytes) from the example folder, or None without one."""
+        if not self.example_dir:
+            return None
+        path = os.path.join(self.example_dir, f"{task_name.removesuffix('_ee')}.png")
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as fh:
+            return fh.read()
 
     # -- GroundingAnswerer -------------------------------------------------------------------------------------
     def answer(self, task: BenchTask, world: BenchWorld, attempt: int) -> Mapping[str, str | None] | None:
@@ -150,11 +176,19 @@ class SingleAgent:
                     out[name] = arm
         return out
 
-    def _ask(self, text: str, world: BenchWorld) -> str:
+    def _ask(self, text: str, world: BenchWorld, third_view: bool = False, example_png: bytes | None = None) -> str:
+        """One user message, ordered as the original's: head image, third view, text, example image."""
         from langchain_core.messages import HumanMessage
 
-        content: list[str | dict[str, Any]] = [{"type": "text", "text": text}]
-        content.append({"type": "image_url", "image_url": {"url": png_data_url(world.observe("head").rgb)}})
+        head = png_data_url(world.observe("head").rgb)
+        content: list[str | dict[str, Any]] = [{"type": "image_url", "image_url": {"url": head}}]
+        if third_view and THIRD_VIEW_CAMERA in getattr(world, "camera_names", []):
+            third = world.observe(THIRD_VIEW_CAMERA).rgb
+            content.append({"type": "image_url", "image_url": {"url": png_data_url(third)}})
+        content.append({"type": "text", "text": text})
+        if example_png is not None:
+            url = "data:image/png;base64," + base64.b64encode(example_png).decode("ascii")
+            content.append({"type": "image_url", "image_url": {"url": url}})
         t0 = time.perf_counter()
         try:
             reply = self.chat.invoke([HumanMessage(content=content)])

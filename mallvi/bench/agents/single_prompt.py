@@ -1,9 +1,11 @@
 """Prompts of the single-planner baseline, following the structure of the ST-BiBench agent prompts.
 
-Structure (paper, appendix F): task name and goal; the robot's role; the dual-arm caution; task-specific
-assistant info (hints: targets, sizes, live points); recommended parameters; the images; the JSON output format
-(visual_state_description, reasoning_and_reflection, language_plan, executable_plan); the action list; the
-last three turns' actions with their feedback. Quaternions are [w, x, y, z] throughout (said explicitly).
+Structure (paper, appendix F, and the original evaluation code): on the first turn the task name and goal, the
+robot's role and the dual-arm caution; on later turns the last three turns' actions with their feedback instead;
+then every turn the task-specific assistant info (``single_info``: steps, object names, parameter advice, and
+the live facts from the task's hints), recommended parameters, the JSON output format (visual_state_description,
+reasoning_and_reflection, language_plan, executable_plan), the action list and an example reply. Quaternions
+are [w, x, y, z] throughout (said explicitly).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ PRIMITIVES: dict[str, dict[str, Any]] = {
 
 ACTION_FORMAT_PLANNING = (
     'Each item of "executable_plan" is {"action_id": "2.x", "action_name": "...", "parameters": {...}}. '
-    "Only the first {chunk} actions of a plan are executed; after that you see the result and plan again. "
+    "Quaternions are [w, x, y, z]. Only the first {chunk} actions of a plan are executed; after that you see the "
+    "result and plan again. "
     "The actions:\n"
 )
 ACTION_FORMAT_FINE = (
@@ -78,16 +81,50 @@ GROUNDING = (
 )
 
 
+HISTORY_INTRO = "The last steps (actions and their feedback):"
+FOLLOW_UP = (
+    "Given these steps and the current images, continue towards the goal: {goal} Describe the current state "
+    "from the images, sum up what the steps and their feedback show, say why the last plan failed or did not "
+    "finish the task, and give your new plan from here, ending with the actions, in the JSON format below."
+)
+IMAGES = (
+    "The images: the head camera, a third-person view of the scene{example}."
+)
+
+
 def planning_prompt(
-    task_name: str, instruction: str, tier: str, chunk: int, hints: dict[str, Any], history: Sequence[TurnRecord]
+    task_name: str,
+    instruction: str,
+    tier: str,
+    chunk: int,
+    hints: dict[str, Any],
+    history: Sequence[TurnRecord],
+    *,
+    first_turn: bool | None = None,
+    guide: str = "",
+    example: dict[str, Any] | None = None,
+    example_image: bool = False,
 ) -> str:
-    """The text of one planning turn (images are attached separately)."""
-    parts = [
-        f"The task is {task_name}. Goal: {instruction}",
-        ROLE,
-        DUAL_ARM_NOTE,
-        "Assistant info (facts about this scene, use them directly): " + json.dumps(hints, sort_keys=True),
-    ]
+    """The text of one planning turn (images are attached separately).
+
+    As in the original benchmark, the task statement and the robot's role open the first turn only; later turns
+    open with the last steps and their feedback instead. Every turn carries the assistant info (the task's
+    guide and live facts), the output format with the action list, and an example reply.
+    """
+    first = not history if first_turn is None else first_turn
+    parts: list[str] = []
+    if first:
+        parts += [f"The task is {task_name}. Goal: {instruction}", ROLE, DUAL_ARM_NOTE]
+    else:
+        lines = [HISTORY_INTRO]
+        for i, rec in enumerate(history, 1):
+            lines.append(f"Step {i}, actions {json.dumps(rec.actions)}, feedback: {' '.join(rec.feedback)}")
+        parts.append("\n".join(lines))
+        parts.append(FOLLOW_UP.replace("{goal}", instruction))
+    info = (guide + " " if guide else "") + "Facts about this scene, use them directly: " + json.dumps(
+        hints, sort_keys=True
+    )
+    parts.append("Assistant info (important): " + info)
     if tier == "planning":
         parts.append(RECOMMENDED)
         parts.append(OUTPUT_FORMAT)
@@ -95,12 +132,9 @@ def planning_prompt(
     else:
         parts.append(OUTPUT_FORMAT)
         parts.append(ACTION_FORMAT_FINE.replace("{chunk}", str(chunk)))
-    parts.append("The image shows the current scene from the head camera.")
-    if history:
-        lines = ["The last steps (actions and their feedback):"]
-        for i, rec in enumerate(history, 1):
-            lines.append(f"Step {i}, actions {json.dumps(rec.actions)}, feedback: {' '.join(rec.feedback)}")
-        parts.append("\n".join(lines))
+    if example is not None:
+        parts.append("An example reply (replace the capitalised placeholders): " + json.dumps(example))
+    parts.append(IMAGES.replace("{example}", ", and an example of this task being done" if example_image else ""))
     return "\n\n".join(parts)
 
 
