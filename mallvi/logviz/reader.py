@@ -167,9 +167,10 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
     run.t_start = finite_number(events[0].get("t"))
     by_span: dict[str, NodeExec] = {}
     open_by_node: dict[str, list[NodeExec]] = {}
+    t = run.t_start or 0.0
     for ev in events:
         kind = ev.get("kind")
-        t = finite_number(ev.get("t")) or 0.0
+        t = finite_number(ev.get("t")) or t  # an event without a usable time happened after the one before
         if kind == "run_start":
             run.run_start = ev
             run.task = str(ev.get("task") or "")
