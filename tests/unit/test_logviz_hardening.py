@@ -103,9 +103,9 @@ def test_the_port_of_a_viewer_just_stopped_is_free_again() -> None:
     client.recv(1)
     client.close()
     server.close()
-    with socket.socket() as plain:  # what the check did before: a bind without SO_REUSEADDR fails
-        with pytest.raises(OSError):
-            plain.bind(("127.0.0.1", port))
+    # what the check did before: a bind without SO_REUSEADDR fails
+    with socket.socket() as plain, pytest.raises(OSError):
+        plain.bind(("127.0.0.1", port))
     check_serve_args(FIXTURES, "127.0.0.1", port)
 
 
