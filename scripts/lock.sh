@@ -44,21 +44,18 @@ sed -i "1a # extras: $joined" requirements/lock.txt
 
 rm -f requirements/lock-nodeps.txt
 if [ ${#nodeps[@]} -gt 0 ]; then
-  printf '%s\n' "${nodeps[@]}" > requirements/nodeps.in
-  "$TOOLS/bin/pip-compile" -q --generate-hashes --no-emit-index-url --no-emit-find-links \
-    --output-file requirements/lock-nodeps.txt requirements/nodeps.in
-  # pip-compile resolves dependencies; keep only the named packages (they are installed with --no-deps)
-  "$TOOLS/bin/python" - "${nodeps[@]}" <<'PYEOF'
-import re, sys
-names = {re.split(r"[=<>!~\[ ]", s, maxsplit=1)[0].lower().replace("_", "-") for s in sys.argv[1:]}
-out, keep = [], True
-for line in open("requirements/lock-nodeps.txt"):
-    if line and not line[0].isspace() and not line.startswith("#"):
-        keep = re.split(r"[=<>!~\[ ]", line, maxsplit=1)[0].lower().replace("_", "-") in names
-    if keep and not line.lstrip().startswith("# via") and not (line.startswith("    #") and keep is False):
-        out.append(line)
-open("requirements/lock-nodeps.txt", "w").writelines(out)
-PYEOF
-  rm requirements/nodeps.in
+  # each named file, hashed as pip downloads it; its dependencies are not resolved (installed with --no-deps)
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  {
+    echo "# installed with --no-deps after requirements/lock.txt; regenerate with scripts/lock.sh"
+    for spec in "${nodeps[@]}"; do
+      case $spec in *==*) ;; *) echo "lock.sh: --no-deps needs NAME==VERSION, got $spec" >&2; exit 2 ;; esac
+      "$TOOLS/bin/python" -m pip download -q --no-deps --dest "$tmp/$spec" "$spec"
+      for f in "$tmp/$spec"/*; do
+        echo "$spec --hash=sha256:$(sha256sum "$f" | cut -d' ' -f1)"
+      done
+    done
+  } > requirements/lock-nodeps.txt
 fi
 echo "wrote requirements/lock.txt (extras: $joined)${nodeps:+ and requirements/lock-nodeps.txt}" >&2
