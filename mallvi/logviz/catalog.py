@@ -86,8 +86,12 @@ class RunCatalog:
             reader = self._readers.get(key)
         if reader is None:
             return None
-        reader.refresh()
-        return reader.summary()
+        try:
+            reader.refresh()
+            return reader.summary()
+        except Exception as e:  # a trace the reader does not foresee must not take the other runs down with it
+            log.warning("cannot read the trace in %s: %s: %s", reader.dir, type(e).__name__, e)
+            return RunSummary(directory=reader.dir, outcome="unreadable", status=f"{type(e).__name__}: {e}"[:200])
 
     def runs(self) -> list[tuple[str, RunSummary]]:
         """Every run, refreshed, newest first."""

@@ -118,3 +118,22 @@ def test_a_long_response_is_served_whole_behind_the_cut(tmp_path: Path) -> None:
     assert full_text(run, 0, "response", 0) == "x" * (3 * MAX_SHOWN_CHARS)
     assert full_text(run, 0, "prompt", 0) == "[human]\ngo"
     assert full_text(run, 0, "response", 1) is None and full_text(run, 5, "outputs", None) is None
+
+
+def test_a_trace_the_reader_cannot_summarise_is_listed_as_unreadable(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(FIXTURES / "run_stack", tmp_path / "good")
+    write_damaged_run(tmp_path / "bad")
+    import mallvi.logviz.reader as reader
+
+    real = reader.summarize_events
+
+    def fragile(directory: Path, events: list[dict[str, object]]) -> reader.RunSummary:
+        if directory.name == "bad":
+            raise RecursionError("a field nested too deep")
+        return real(directory, events)
+
+    monkeypatch.setattr(reader, "summarize_events", fragile)
+    runs = dict(RunCatalog(tmp_path).runs())
+    assert runs["bad"].outcome == "unreadable" and "nested too deep" in runs["bad"].status
+    assert runs["good"].outcome == "success"
