@@ -287,6 +287,7 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         _unclaim(trace_dir)
         raise UsageError(str(e)) from e
     except DriverError as e:
+        _unclaim(trace_dir)
         print(f"mallvi: error: the rig did not come up: {_safe(str(e))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     if args.json:
