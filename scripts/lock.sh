@@ -41,6 +41,12 @@ joined=$(IFS=,; echo "${extras[*]}")
   --no-emit-find-links "${extra_args[@]}" \
   --output-file requirements/lock.txt pyproject.toml requirements/tools.in
 sed -i "1a # extras: $joined" requirements/lock.txt
+# a lock made where pip sees no CPU build of torch would pin PyPI's CUDA build (and its nvidia-* packages)
+if grep -qE '^(torch==[^ ]*[0-9] |nvidia-)' requirements/lock.txt; then
+  echo "lock.sh: the lock pins a CUDA build of torch; give pip a find-links folder holding" \
+       "torch-2.13.0+cpu (PIP_FIND_LINKS) and run again" >&2
+  exit 1
+fi
 
 rm -f requirements/lock-nodeps.txt
 if [ ${#nodeps[@]} -gt 0 ]; then
