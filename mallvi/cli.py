@@ -250,7 +250,7 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         summary_lines,
     )
     from mallvi.graph.sim_run import run_in_sim
-    from mallvi.logviz.trace import claim_run_dir
+    from mallvi.logviz.trace import claim_run_dir, release_run_dir
     from mallvi.robot_drivers.base import DriverError
 
     try:
@@ -284,10 +284,10 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
                                     decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
                                     resume_thread=args.resume)
     except (ConfigError, RefusalError, UsageError) as e:
-        _unclaim(trace_dir)
+        release_run_dir(trace_dir)
         raise UsageError(str(e)) from e
     except DriverError as e:
-        _unclaim(trace_dir)
+        release_run_dir(trace_dir)
         print(f"mallvi: error: the rig did not come up: {_safe(str(e))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     if args.json:
@@ -299,17 +299,6 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         if MODEL_FAILURE in str(result.refusal):  # the endpoint, not the instruction: not bad input
             return EXIT_UNAVAILABLE
     return result.exit_code
-
-
-def _unclaim(trace_dir: Path) -> None:
-    """Remove a run's trace folder claimed for a run that was refused before it wrote anything."""
-    events = trace_dir / "events.jsonl"
-    with contextlib.suppress(OSError):
-        if events.stat().st_size == 0:
-            events.unlink()
-            for folder in (trace_dir / "artifacts", trace_dir):
-                with contextlib.suppress(OSError):
-                    folder.rmdir()  # only when empty
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

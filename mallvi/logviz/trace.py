@@ -13,6 +13,7 @@ describes them for people.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -84,6 +85,17 @@ def claim_run_dir(directory: str | Path) -> Path:
         except FileExistsError:
             continue
     raise OSError(f"{base} already holds {len(candidates)} runs")
+
+
+def release_run_dir(folder: Path) -> None:
+    """Undo ``claim_run_dir`` for a run refused before it wrote an event (only empty files and folders go)."""
+    events = folder / "events.jsonl"
+    with contextlib.suppress(OSError):
+        if events.stat().st_size == 0:
+            events.unlink()
+            for empty in (folder / "artifacts", folder):
+                with contextlib.suppress(OSError):
+                    empty.rmdir()  # fails, and so stays, unless empty
 
 
 class TraceWriter:
