@@ -131,3 +131,12 @@ def test_a_failing_model_endpoint_exits_3_not_2(tmp_path: Path, capsys: pytest.C
 def _help(capsys: pytest.CaptureFixture[str]) -> str:
     assert _exit_code(["run", "--help"]) == 0
     return capsys.readouterr().out
+
+
+def test_a_run_refused_after_its_trace_folder_was_claimed_leaves_no_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t"
+    assert _exit_code(["run", "stack the green block on the red block", "--task", "no_such_task",
+                       "--trace-dir", str(trace), "--quiet"]) == 2
+    assert "unknown scene 'no_such_task'" in capsys.readouterr().err
+    assert not trace.exists()
