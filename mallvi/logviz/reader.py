@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mallvi.logviz.capture import find_verdict
-from mallvi.logviz.trace import parse_event_line
+from mallvi.tracing.capture import find_verdict
+from mallvi.tracing.trace import parse_event_line
 
 log = logging.getLogger(__name__)
 

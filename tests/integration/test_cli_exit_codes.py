@@ -12,7 +12,7 @@ import pytest
 
 from mallvi.cli import main
 from mallvi.graph.checkpoint import sqlite_saver
-from mallvi.logviz.trace import read_events
+from mallvi.tracing.trace import read_events
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
 from tests.fixtures.graph_openai_server import FakeOpenAIServer

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -16,10 +17,9 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 
 #: how a refusal caused by the model endpoint (down, or no usable answer) starts: not the instruction's fault
@@ -48,7 +48,7 @@ class DecomposerBackend(Protocol):
 
 
 class DescriptorBackend(Protocol):
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         ...
 
 
@@ -70,7 +70,7 @@ class GrounderBackend(Protocol):
 class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog,
     ) -> ActionPlan:
         ...
 
@@ -78,7 +78,7 @@ class ThinkerBackend(Protocol):
 class ReflectorBackend(Protocol):
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         ...
 
