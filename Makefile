@@ -9,7 +9,8 @@ PYTEST_ARGS ?=
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup_system.sh scripts/setup_python.sh
+$(STAMP): pyproject.toml requirements/lock.txt $(wildcard requirements/lock-nodeps.txt) scripts/setup_system.sh \
+          scripts/setup_python.sh
 	bash scripts/setup_system.sh
 	bash scripts/setup_python.sh
 	touch $@

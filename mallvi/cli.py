@@ -1,7 +1,8 @@
 """The `mallvi` command line. The only module of mallvi that prints, reads the terminal or exits.
 
-Exit codes: 0 success, 1 the task failed, 2 bad input (nothing was executed).
-Each sub-command lives in a ``_cmd_<name>`` function registered in ``_build_parser``.
+Exit codes (``EXIT_CODES``): 0 success, 1 the task failed, 2 bad input (nothing was executed), 3 a device or the
+model endpoint was unavailable, 130 interrupted. Each sub-command lives in a ``_cmd_<name>`` function registered
+in ``_build_parser``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from pathlib import Path
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_UNAVAILABLE = 3
+EXIT_INTERRUPTED = 130
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    success
+  {EXIT_FAILED}    the task was carried out and failed (a failure report says why)
+  {EXIT_BAD_INPUT}    bad input: a clear message on stderr, nothing was executed
+  {EXIT_UNAVAILABLE}    a device or the model endpoint was unavailable: the rig or camera did not come up,
+       the render device is missing (doctor), or the model server failed or gave no
+       usable answer; try again when it is back
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
 
 
 class UsageError(Exception):
@@ -25,10 +36,22 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("epilog", EXIT_CODES)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        print(f"mallvi: error: {message}", file=sys.stderr)
+        print(f"mallvi: error: {_safe(message)}", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _safe(text: str) -> str:
+    """Text from the user, a model or a file, made safe to print: no terminal escape sequences."""
+    from mallvi.graph.cli_support import terminal_safe
+
+    return terminal_safe(text)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -45,7 +68,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                     print(f"  {k}: {v}")
             else:
                 print(f"{key}: {value}")
-    return EXIT_OK if report.get("render_device_ok") else EXIT_FAILED
+    return EXIT_OK if report.get("render_device_ok") else EXIT_UNAVAILABLE
 
 
 def _cmd_viz(args: argparse.Namespace) -> int:
@@ -218,18 +241,35 @@ def _native_stdout_to_stderr() -> Iterator[None]:
 def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
     from mallvi.contracts.errors import DriverError
-    from mallvi.graph.backends.base import RefusalError
-    from mallvi.graph.cli_support import config_from_args, default_trace_dir, precheck, summary_lines
+    from mallvi.graph.backends.base import MODEL_FAILURE, RefusalError
+    from mallvi.graph.cli_support import (
+        check_checkpoint,
+        check_seed,
+        config_from_args,
+        default_trace_dir,
+        precheck,
+        summary_lines,
+    )
     from mallvi.graph.sim_run import run_in_sim
+    from mallvi.tracing.trace import claim_run_dir, release_run_dir
 
     try:
+        check_seed(seed)
         cfg = config_from_args(args)
         precheck(instruction, cfg)
     except (ConfigError, ValueError) as e:
         raise UsageError(str(e)) from e
-    trace_dir = args.trace_dir or default_trace_dir(task, seed)
-    checkpoint = args.checkpoint or (f"{trace_dir}/checkpoints.sqlite" if args.approve or args.resume else None)
-    progress = None if args.quiet else (lambda line: print(f"[mallvi] {line}", file=sys.stderr))
+    trace_root = Path(args.trace_dir) if args.trace_dir else default_trace_dir(task, seed)
+    checkpoint = args.checkpoint or (f"{trace_root}/checkpoints.sqlite" if args.approve or args.resume else None)
+    try:
+        if checkpoint is not None:
+            check_checkpoint(checkpoint, args.resume)
+        trace_dir = claim_run_dir(trace_root)  # a reused folder: this run gets its own run-N/ in it
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    except OSError as e:
+        raise UsageError(f"cannot write the trace to {trace_root}: {e.strerror or e}") from e
+    progress = None if args.quiet else (lambda line: print(f"[mallvi] {_safe(line)}", file=sys.stderr))
     try:
         with _native_stdout_to_stderr():  # native libraries (the motion planner) print; stdout stays clean
             if cfg.robot == "piper" and cfg.camera == "realsense":
@@ -245,23 +285,25 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
                 result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
                                     resume_thread=args.resume, catalog=scene_catalog())
-    except (ConfigError, RefusalError) as e:
+    except (ConfigError, RefusalError, UsageError) as e:
+        release_run_dir(trace_dir)
         raise UsageError(str(e)) from e
     except DriverError as e:
-        print(f"mallvi: error: the rig did not come up: {e}", file=sys.stderr)
-        return EXIT_FAILED
+        release_run_dir(trace_dir)
+        print(f"mallvi: error: the rig did not come up: {_safe(str(e))}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     if args.json:
         print(result.model_dump_json(exclude={"goal_check"}))
     else:
-        print("\n".join(summary_lines(result)))
+        print("\n".join(_safe(line) for line in summary_lines(result)))
     if result.status == "refused":
-        print(f"mallvi: error: refused: {result.refusal}", file=sys.stderr)
+        print(f"mallvi: error: refused: {_safe(str(result.refusal))}", file=sys.stderr)
+        if MODEL_FAILURE in str(result.refusal):  # the endpoint, not the instruction: not bad input
+            return EXIT_UNAVAILABLE
     return result.exit_code
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    if args.seed < 0:
-        raise UsageError("--seed must be >= 0")
     instruction = args.instruction if args.instruction and args.instruction.strip() else None
     if args.instruction is not None and instruction is None:
         raise UsageError("the instruction is empty")
@@ -281,7 +323,7 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
         p.add_argument("instruction", nargs="?", default=None,
                        help="what to do; omitted: the scene's own instruction and success check")
         p.add_argument("--task", help="the scene to run in (e.g. stack_blocks_three); required in the simulator")
-    p.add_argument("--seed", type=int, default=0, help="scene seed (default: 0)")
+    p.add_argument("--seed", type=int, default=0, help="scene seed, 0 .. 2^32-1 (default: 0)")
     p.add_argument("--backend", choices=["rules", "llm"], default="rules", help="backend of every agent")
     p.add_argument("--agent-backend", action="append", metavar="AGENT=BACKEND",
                    help="override one agent's backend, e.g. reflector=llm (repeatable)")
@@ -303,7 +345,8 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--checkpoint", help="SQLite checkpoint file (default: TRACE_DIR/checkpoints.sqlite)")
     p.add_argument("--dry-run", action="store_true", help="plan and think, stop before the first motion")
     p.add_argument("--contingency", help="fault injection level (none|easy|medium|hard|custom)")
-    p.add_argument("--trace-dir", help="where the trace goes (default: runs/<time>-<task>-<seed>)")
+    p.add_argument("--trace-dir", help="where the trace goes (default: runs/<time>-<task>-<seed>); a folder that "
+                                       "already holds a run gets this one in a new run-N/ subfolder")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -374,9 +417,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_perceive(args: argparse.Namespace) -> int:
+    from mallvi.graph.cli_support import check_seed
     from mallvi.perception.report import draw, perceive_frame
     from mallvi.sim_bridge.snapshot import truth_frame
 
+    try:
+        check_seed(args.seed)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
     if args.image and (not Path(args.image).parent.is_dir() or not args.image.lower().endswith(".png")):
         raise UsageError(f"--image must be a .png path in an existing folder, got {args.image!r}")
     try:
@@ -497,11 +545,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except UsageError as e:
-        print(f"mallvi: error: {e}", file=sys.stderr)
+        print(f"mallvi: error: {_safe(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("mallvi: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     return code
 
 

@@ -65,21 +65,64 @@ class RunDirError(ValueError):
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """Complete lines of episodes.jsonl; a torn last line (killed writer) is ignored."""
+    """The records of episodes.jsonl. A torn last line (a killed writer) is ignored; a damaged line elsewhere is
+    skipped with a warning that names the file and line (its episode runs again)."""
     if not path.exists():
         return []
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
             if not line.endswith("\n"):
                 break
-            if line.strip():
-                out.append(json.loads(line))
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                log.warning("%s line %d is not a JSON record (%s); its episode will run again", path, lineno, e)
+                continue
+            if not isinstance(record, dict) or not isinstance(record.get("task"), str) or not _is_seed(record):
+                log.warning("%s line %d is not an episode record; its episode will run again", path, lineno)
+                continue
+            out.append(record)
     return out
+
+
+def drop_torn_tail(path: Path) -> int:
+    """Cut a last line without its newline (left by a kill mid-write) so that appends start on a fresh line;
+    returns how many bytes were dropped."""
+    try:
+        with open(path, "rb+") as fh:
+            data = fh.read()
+            keep = data.rfind(b"\n") + 1
+            if keep == len(data):
+                return 0
+            fh.truncate(keep)
+    except FileNotFoundError:
+        return 0
+    log.warning("%s ended in a torn line (%d bytes, from an interrupted run); dropped it", path, len(data) - keep)
+    return len(data) - keep
+
+
+def _is_seed(record: dict[str, Any]) -> bool:
+    seed = record.get("seed")
+    return isinstance(seed, int) and not isinstance(seed, bool)
+
+
+#: more episodes per task than this is a typing error (the paper runs 100)
+MAX_EPISODES = 100_000
+#: seeds are 32-bit (numpy's generators and the scene builders take them modulo nothing)
+SEED_LIMIT = 2**32
 
 
 def check_available(cfg: BenchConfig) -> None:
     """Refuse settings this build cannot honour before anything runs."""
+    if cfg.episodes > MAX_EPISODES:
+        raise ValueError(f"--episodes must be at most {MAX_EPISODES:,} per task, got {cfg.episodes:,}")
+    # skipped (unbuildable) seeds are replaced by later ones, so leave room above the last seed
+    if cfg.seed_start + 2 * cfg.episodes > SEED_LIMIT:
+        raise ValueError(f"--seed-start {cfg.seed_start} with {cfg.episodes} episodes runs past the largest seed, "
+                         f"{SEED_LIMIT - 1}; choose a --seed-start below {SEED_LIMIT - 2 * cfg.episodes}")
     if cfg.agent == "expert":
         from mallvi.bench.agents.expert import SCRIPTS
 
@@ -89,18 +132,32 @@ def check_available(cfg: BenchConfig) -> None:
 
 
 def prepare_dir(cfg: BenchConfig, out_dir: Path) -> list[dict[str, Any]]:
-    """Create or reopen DIR; returns the records already there. Raises RunDirError on a settings mismatch."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Create or reopen DIR; returns the records already there (a torn last record is dropped from the file).
+
+    Raises:
+        RunDirError: DIR holds a run with other settings, its run.json is unreadable, or DIR cannot be written.
+    """
     run_json = out_dir / "run.json"
-    if run_json.exists():
-        old = json.loads(run_json.read_text(encoding="utf-8"))
-        if old.get("identity") != cfg.identity():
-            raise RunDirError(
-                f"{out_dir} holds a run with other settings ({old.get('identity')}); use another --out directory"
-            )
-    else:
-        run_json.write_text(json.dumps({"identity": cfg.identity(), "config": cfg.to_json()}, indent=2) + "\n")
-    return read_records(out_dir / "episodes.jsonl")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if run_json.exists():
+            try:
+                old = json.loads(run_json.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise RunDirError(f"{run_json} is damaged ({e}); repair it or use another --out directory") from e
+            if not isinstance(old, dict) or old.get("identity") != cfg.identity():
+                identity = old.get("identity") if isinstance(old, dict) else old
+                raise RunDirError(f"{out_dir} holds a run with other settings ({identity}); "
+                                  "use another --out directory")
+        else:
+            run_json.write_text(json.dumps({"identity": cfg.identity(), "config": cfg.to_json()}, indent=2) + "\n")
+        episodes = out_dir / "episodes.jsonl"
+        drop_torn_tail(episodes)
+        with open(episodes, "a", encoding="utf-8"):  # fails now, not after the first episode, if unwritable
+            pass
+    except OSError as e:
+        raise RunDirError(f"cannot use {out_dir} as the output folder: {e.strerror or e}") from e
+    return read_records(episodes)
 
 
 def _queues(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, _TaskQueue]:
@@ -190,12 +247,15 @@ def _wins(records: list[dict[str, Any]], tasks: tuple[str, ...]) -> int:
 
 
 def _drain(queues: dict[str, _TaskQueue], finished: dict[str, dict[int, bool]]) -> Iterator[tuple[str, int]]:
-    """Sequential order: keep asking for work until every queue is satisfied (skips add seeds)."""
+    """Sequential order, one job at a time: keep asking for work until every queue is satisfied (a skipped seed
+    opens a slot for the next one). Nothing is listed ahead, so a huge ``--episodes`` costs no memory."""
     while True:
-        batch = list(_jobs(queues, finished))
-        if not batch:
+        started = False
+        for job in _jobs(queues, finished):
+            started = True
+            yield job
+        if not started:
             return
-        yield from batch
 
 
 def _run_pool(

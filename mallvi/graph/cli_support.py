@@ -3,6 +3,9 @@ the early refusal check, and the human-readable summary lines. No printing here 
 
 from __future__ import annotations
 
+import contextlib
+import re
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,62 @@ def config_from_args(args: Any) -> RunConfig:
 
 def default_trace_dir(task: str, seed: int, root: str | Path = "runs") -> Path:
     return Path(root) / f"{time.strftime('%Y%m%d-%H%M%S')}-{task}-{seed}"
+
+
+#: seeds are 32-bit: numpy's generators and the scene builders take nothing larger
+SEED_LIMIT = 2**32
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: ANSI escape sequences (CSI, OSC and two-character ones) and the other control characters but tab and newline
+_TERMINAL_CONTROLS = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|\x1b[@-_]?"  # other escapes, or a lone ESC
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # the remaining C0 and C1 controls
+)
+
+
+def check_seed(seed: int, option: str = "--seed") -> None:
+    """A seed must lie in 0 .. 2**32 - 1 (ValueError otherwise)."""
+    if not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"{option} must be between 0 and {SEED_LIMIT - 1}, got {seed}")
+
+
+def check_checkpoint(path: str | Path, resume_thread: str | None) -> None:
+    """Refuse a checkpoint that is a folder, lies under a file or is not an SQLite file, and a ``--resume`` whose
+    thread it does not hold (ValueError with what to do instead); a missing file is fine for a new run."""
+    file = Path(path)
+    if file.is_dir():
+        raise ValueError(f"--checkpoint {file} is a folder; give the SQLite file to use")
+    if not file.exists():
+        if any(p.exists() and not p.is_dir() for p in file.parents):
+            raise ValueError(f"--checkpoint {file} cannot be created: a parent of it is a file")
+        if resume_thread is not None:
+            raise ValueError(f"--resume {resume_thread}: there is no checkpoint at {file}; give the paused run's "
+                             "--trace-dir or --checkpoint")
+        return
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+    except OSError as e:
+        raise ValueError(f"--checkpoint {file} cannot be read: {e.strerror or e}") from e
+    if head and head != _SQLITE_MAGIC:
+        raise ValueError(f"--checkpoint {file} is not an SQLite checkpoint file")
+    if resume_thread is not None and not _has_thread(file, resume_thread):
+        raise ValueError(f"--resume {resume_thread}: no paused run with that id in {file}")
+
+
+def _has_thread(file: Path, thread_id: str) -> bool:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{file}?mode=ro", uri=True)) as conn:
+            row = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", (thread_id,)).fetchone()
+    except sqlite3.Error:  # damaged, or no checkpoints table yet
+        return False
+    return row is not None
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without escape sequences or control characters (tab and newline kept), to print on a terminal."""
+    return _TERMINAL_CONTROLS.sub("", text)
 
 
 def precheck(instruction: str | None, cfg: RunConfig) -> None:
@@ -62,5 +121,5 @@ def summary_lines(r: RunResult) -> list[str]:
     return lines
 
 
-__all__ = ["DEMO_INSTRUCTION", "DEMO_TASK", "ConfigError", "config_from_args", "default_trace_dir", "precheck",
-           "summary_lines"]
+__all__ = ["DEMO_INSTRUCTION", "DEMO_TASK", "SEED_LIMIT", "ConfigError", "check_checkpoint", "check_seed",
+           "config_from_args", "default_trace_dir", "precheck", "summary_lines", "terminal_safe"]

@@ -1,6 +1,7 @@
 """The Dash trace viewer: run list, one run's timeline and steps, the benchmark page; live while runs grow.
 
-Pages: ``/`` (runs), ``/run?path=KEY`` (one run), ``/bench?path=KEY`` (a ``mallvi bench`` folder). Everything is
+Pages: ``/`` (runs), ``/run?path=KEY`` (one run), ``/bench?path=KEY`` (a ``mallvi bench`` folder); ``/download``
+serves a step's long texts whole (see ``fulltext``). Everything is
 served from this process (Dash's bundled scripts, no external stylesheets or CDNs); no debug mode.
 """
 
@@ -15,12 +16,14 @@ from urllib.parse import parse_qs, quote
 import dash
 from dash import Dash, Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
+from flask import Response, request
 
 from mallvi.logviz.catalog import RootNotFoundError, RunCatalog
 from mallvi.logviz.components.bench import bench_page
 from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
 from mallvi.logviz.components.step import run_events_panel, step_panel
 from mallvi.logviz.components.timeline import timeline_figure
+from mallvi.logviz.fulltext import download_name, full_text
 from mallvi.logviz.reader import RunSummary
 
 log = logging.getLogger(__name__)
@@ -78,6 +81,8 @@ def check_serve_args(root: str | Path, host: str, port: int) -> RunCatalog:
         raise ServeError(f"cannot resolve host {host!r}: {e}") from e
     family, _, _, _, address = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # as the server itself does: a port left in TIME_WAIT by a closed viewer's connections is free to reuse
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(address)
         except OSError as e:
@@ -98,6 +103,8 @@ def serve(root: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) 
 
 
 def _register(app: Dash, catalog: RunCatalog) -> None:
+    app.server.add_url_rule("/download", "download", lambda: _download(catalog))
+
     @app.callback(
         Output("nav", "children"), Output("page", "children"), Input("url", "pathname"), Input("url", "search")
     )
@@ -147,7 +154,7 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
             raise PreventUpdate
         if run.n_events == seen:
             raise PreventUpdate
-        return timeline_figure(run), _run_header(run), _step_options(run), run_events_panel(run), run.n_events
+        return timeline_figure(run), _run_header(run), _step_options(run), run_events_panel(run, key), run.n_events
 
     @app.callback(
         Output("step-index", "data"),
@@ -178,7 +185,25 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
             raise PreventUpdate
         if index is None:
             return html.Div("Click a bar of the timeline to see that step.", className="empty")
-        return step_panel(run, index)
+        return step_panel(run, index, key)
+
+
+def _download(catalog: RunCatalog) -> Response:
+    """The whole text behind a step's "download" link (plain text, as an attachment); 404 for a bad link."""
+    args = request.args
+    key, part = args.get("path"), args.get("part", "")
+    try:
+        exec_index = int(args.get("exec", ""))
+        call = int(args["call"]) if "call" in args else None
+    except ValueError:
+        return Response("bad download link\n", status=400, mimetype="text/plain")
+    run = catalog.run(key) if key else None
+    text = full_text(run, exec_index, part, call) if run is not None and key is not None else None
+    if text is None or key is None:
+        return Response("nothing to download here\n", status=404, mimetype="text/plain")
+    name = download_name(key, exec_index, part, call)
+    return Response(text, mimetype="text/plain; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 def _list_page() -> html.Div:
@@ -211,7 +236,7 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
             dcc.Graph(id="timeline", config={"displaylogo": False}, figure=timeline_figure(run)),
             dcc.Dropdown(id="step-select", options=_step_options(run), placeholder="…or choose a step"),
             html.Div(id="step", className="step-container"),
-            html.Div(run_events_panel(run), id="run-events-container"),
+            html.Div(run_events_panel(run, key), id="run-events-container"),
         ]
     )
 

@@ -1,7 +1,9 @@
 """Find the runs under a viewer's root folder and keep one incremental reader per run.
 
 The root may be one trace directory, a folder of trace directories, or a ``mallvi bench`` output folder
-(``results.json``, ``episodes.jsonl``, ``table.md`` and ``traces/<episode>/``), or a folder of those.
+(``results.json``, ``episodes.jsonl``, ``table.md`` and ``traces/<episode>/``), or a folder of those. A trace
+directory that was reused holds later runs in subfolders (``run-2/``, ...), which are found too. Links that
+lead outside the root are skipped with a warning: the viewer shows nothing from outside its folder.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class RunCatalog:
         self._lock = threading.Lock()
         self._readers: dict[str, TraceReader] = {}
         self._benches: list[str] = []
+        self._warned: set[str] = set()  # links outside the root already warned about (once each)
         self._scanned_at = -1e9
         self.scan(force=True)
 
@@ -47,15 +50,24 @@ class RunCatalog:
             if not force and now - self._scanned_at < self.rescan_s:
                 return
             self._scanned_at = now
-            traces, benches = _walk(self.root)
+            traces, benches = _walk(self.root, self._warned)
             for directory in traces:
-                key = self.key_of(directory)
+                try:
+                    key = self.key_of(directory)
+                except ValueError:  # replaced by a link that leaves the root since it was listed
+                    continue
                 if key not in self._readers:
                     self._readers[key] = TraceReader(directory)
-            self._benches = sorted(self.key_of(d) for d in benches)
+            self._benches = sorted(k for d in benches if (k := self._key_or_none(d)) is not None)
 
     def key_of(self, directory: Path) -> str:
         return directory.resolve().relative_to(self.root).as_posix()
+
+    def _key_or_none(self, directory: Path) -> str | None:
+        try:
+            return self.key_of(directory)
+        except ValueError:
+            return None
 
     def keys(self) -> list[str]:
         """Every run's key (rescans first when the last scan is older than ``rescan_s``)."""
@@ -74,8 +86,12 @@ class RunCatalog:
             reader = self._readers.get(key)
         if reader is None:
             return None
-        reader.refresh()
-        return reader.summary()
+        try:
+            reader.refresh()
+            return reader.summary()
+        except Exception as e:  # a trace the reader does not foresee must not take the other runs down with it
+            log.warning("cannot read the trace in %s: %s: %s", reader.dir, type(e).__name__, e)
+            return RunSummary(directory=reader.dir, outcome="unreadable", status=f"{type(e).__name__}: {e}"[:200])
 
     def runs(self) -> list[tuple[str, RunSummary]]:
         """Every run, refreshed, newest first."""
@@ -124,11 +140,12 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _walk(root: Path) -> tuple[list[Path], list[Path]]:
-    """Trace directories and benchmark folders up to ``MAX_DEPTH`` below ``root``.
+def _walk(root: Path, warned: set[str]) -> tuple[list[Path], list[Path]]:
+    """Trace directories and benchmark folders up to ``MAX_DEPTH`` below ``root`` (itself resolved).
 
-    A trace directory is not searched further (it only holds artifacts), so a scan costs one directory
-    listing per folder above the traces.
+    A trace directory's ``artifacts/`` is not searched (it only holds images), so a scan costs one directory
+    listing per folder. A link (to a folder or to an events file) that resolves outside ``root`` is skipped and
+    logged once, by its path in ``warned``.
     """
     traces: list[Path] = []
     benches: list[Path] = []
@@ -136,18 +153,49 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
     while stack:
         directory, depth = stack.pop()
         try:
-            entries = list(os.scandir(directory))
+            entries = [e for e in os.scandir(directory) if _inside(e, root, warned)]
         except OSError:
             continue
-        names = {e.name for e in entries if e.is_file()}
+        names = {e.name for e in entries if _is_file(e)}
         if any(m in names for m in BENCH_MARKERS):
             benches.append(directory)
-        if "events.jsonl" in names:
+        is_trace = "events.jsonl" in names
+        if is_trace:
             traces.append(directory)
-            continue
         if depth < MAX_DEPTH:
-            stack.extend((Path(e.path), depth + 1) for e in entries if e.is_dir() and not e.name.startswith("."))
+            stack.extend((Path(e.path), depth + 1) for e in entries
+                         if _is_dir(e) and not e.name.startswith(".") and not (is_trace and e.name == "artifacts"))
     return traces, benches
+
+
+def _inside(entry: os.DirEntry[str], root: Path, warned: set[str]) -> bool:
+    """Whether an entry stays inside ``root`` (a link is followed; a broken one is dropped quietly)."""
+    try:
+        if not entry.is_symlink():
+            return True
+        target = Path(entry.path).resolve(strict=True)
+    except (OSError, RuntimeError):  # a dangling link or a loop
+        return False
+    if target == root or root in target.parents:
+        return True
+    if entry.path not in warned:
+        warned.add(entry.path)
+        log.warning("skipping %s: it links to %s, outside %s", entry.path, target, root)
+    return False
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _size(path: Path) -> int:

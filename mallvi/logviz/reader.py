@@ -8,6 +8,7 @@ so a viewer can poll a run that is still being written.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -163,12 +164,13 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
         run.outcome = "empty"
         return run
     run.run_id = str(events[0].get("run_id", ""))
-    run.t_start = _num(events[0].get("t"))
+    run.t_start = finite_number(events[0].get("t"))
     by_span: dict[str, NodeExec] = {}
     open_by_node: dict[str, list[NodeExec]] = {}
+    t = run.t_start or 0.0
     for ev in events:
         kind = ev.get("kind")
-        t = _num(ev.get("t")) or 0.0
+        t = finite_number(ev.get("t")) or t  # an event without a usable time happened after the one before
         if kind == "run_start":
             run.run_start = ev
             run.task = str(ev.get("task") or "")
@@ -185,7 +187,7 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
                 attempt=_int(ev.get("attempt")) or 1,
                 subtask_index=_int(ev.get("subtask_index")),
                 run_count=_int(ev.get("run_count")),
-                span=ev.get("span"),
+                span=_span(ev.get("span")),
                 step=_int(ev.get("step")),
                 inputs=ev.get("inputs"),
             )
@@ -199,14 +201,15 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
                 run.unattached.append(ev)
                 continue
             ex_end.t_end = t
-            ex_end.duration_s = _num(ev.get("duration_s"))
+            ex_end.duration_s = finite_number(ev.get("duration_s"))
             if ex_end.duration_s is None:
                 ex_end.duration_s = t - ex_end.t_start
             ex_end.outcome = str(ev.get("outcome") or "ok")
             ex_end.outputs = ev.get("outputs")
             ex_end.route = ev.get("route")
             ex_end.error = ev.get("error")
-            for rel in ev.get("artifacts") or []:
+            artifacts = ev.get("artifacts")
+            for rel in artifacts if isinstance(artifacts, list) else []:
                 ex_end.artifacts.append({"kind": "artifact", "path": rel, "name": Path(str(rel)).stem, "meta": {}})
         elif kind == "llm_call":
             run.llm_calls += 1
@@ -226,7 +229,7 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
 def _match_end(
     ev: dict[str, Any], by_span: dict[str, NodeExec], open_by_node: dict[str, list[NodeExec]]
 ) -> NodeExec | None:
-    span = ev.get("span")
+    span = _span(ev.get("span"))
     if span and span in by_span:
         ex = by_span[span]
         pending = open_by_node.get(ex.node, [])
@@ -239,9 +242,10 @@ def _match_end(
 
 def _attach(run: RunSummary, ev: dict[str, Any], by_span: dict[str, NodeExec], where: str) -> None:
     """Attach an event to its node execution: by span, else by node name and time, else by time alone."""
-    ex = by_span.get(str(ev.get("span"))) if ev.get("span") else None
+    span = _span(ev.get("span"))
+    ex = by_span.get(span) if span else None
     if ex is None:
-        ex = _exec_at(run.node_execs, _num(ev.get("t")) or 0.0, str(ev.get("node") or ""))
+        ex = _exec_at(run.node_execs, finite_number(ev.get("t")) or 0.0, str(ev.get("node") or ""))
     if ex is None:
         run.unattached.append(ev)
         return
@@ -259,13 +263,13 @@ def _exec_at(execs: list[NodeExec], t: float, node: str) -> NodeExec | None:
 
 
 def _finish(run: RunSummary, events: list[dict[str, Any]]) -> None:
-    last_t = _num(events[-1].get("t")) or run.t_start or 0.0
+    last_t = finite_number(events[-1].get("t")) or run.t_start or 0.0
     if run.run_end:
         success = run.run_end.get("success")
         run.status = str(run.run_end.get("status") or "")
         run.outcome = "success" if success is True else "failure" if success is False else (run.status or "ended")
-        run.t_end = _num(run.run_end.get("t"))
-        run.duration_s = _num(run.run_end.get("wall_s"))
+        run.t_end = finite_number(run.run_end.get("t"))
+        run.duration_s = finite_number(run.run_end.get("wall_s"))
     else:
         run.outcome = "running"
         run.t_end = last_t
@@ -298,9 +302,26 @@ def _verdict_ok(verdict: dict[str, Any]) -> bool:
     return value in ("ok", "success", "succeeded", "pass", "passed", "done", "true", "complete", "completed")
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def finite_number(value: Any) -> float | None:
+    """A finite number, else None (NaN, inf, text, a list... in a hand-edited or damaged trace)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond float range
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    number = finite_number(value)
+    return int(number) if number is not None else None
+
+
+def _span(value: Any) -> str | None:
+    """A span id is a string (an integer is read as one); anything else is ignored."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None

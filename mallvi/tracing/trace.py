@@ -4,6 +4,7 @@ Layout of a trace directory::
 
     DIR/events.jsonl      one JSON object per line, flushed as it is written
     DIR/artifacts/*.png   images referenced from events by their relative path
+    DIR/run-2/, run-3/    later runs given the same folder (``claim_run_dir``), each laid out as above
 
 Every event has: ``v`` (schema version), ``seq`` (0, 1, 2, ... within the run), ``t`` (Unix time, seconds),
 ``run_id`` and ``kind``. The kinds and their fields are listed in ``EVENT_KINDS``; ``docs/trace_schema.md``
@@ -12,6 +13,7 @@ describes them for people.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -62,6 +64,38 @@ _SECRET_PATTERNS = [re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), re.compile(r"(?i)(bear
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|authorization|access[_-]?token|auth[_-]?token)")
 #: environment variables whose values are redacted when set
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "MALLVI_API_KEY")
+
+
+def claim_run_dir(directory: str | Path) -> Path:
+    """The folder for a new run's trace under ``directory``: ``directory`` itself while it holds no trace, else
+    its first free ``run-N/`` (N = 2, 3, ...). Claimed by creating its empty ``events.jsonl`` (exclusively, so two
+    runs started at once never share one), so a reused trace folder never mixes two runs' events.
+
+    Raises:
+        OSError: the folder cannot be created or written (it is a file, lies under one, or is read-only).
+    """
+    base = Path(directory)
+    base.mkdir(parents=True, exist_ok=True)
+    candidates = [base] + [base / f"run-{n}" for n in range(2, 10_000)]
+    for folder in candidates:
+        folder.mkdir(exist_ok=True)
+        try:
+            with open(folder / "events.jsonl", "x", encoding="utf-8"):
+                return folder
+        except FileExistsError:
+            continue
+    raise OSError(f"{base} already holds {len(candidates)} runs")
+
+
+def release_run_dir(folder: Path) -> None:
+    """Undo ``claim_run_dir`` for a run refused before it wrote an event (only empty files and folders go)."""
+    events = folder / "events.jsonl"
+    with contextlib.suppress(OSError):
+        if events.stat().st_size == 0:
+            events.unlink()
+            for empty in (folder / "artifacts", folder):
+                with contextlib.suppress(OSError):
+                    empty.rmdir()  # fails, and so stays, unless empty
 
 
 class TraceWriter:

@@ -20,6 +20,9 @@ from mallvi.graph.schemas import (
     Verdict,
 )
 
+#: how a refusal caused by the model endpoint (down, or no usable answer) starts: not the instruction's fault
+MODEL_FAILURE = "the model endpoint failed: "
+
 
 class RefusalError(ValueError):
     """The instruction cannot be carried out (unparsable, unknown object, impossible); nothing may move."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentError, CallLog, RefusalError
+from mallvi.graph.backends.base import MODEL_FAILURE, AgentError, CallLog, RefusalError
 from mallvi.graph.context import GraphContext
 from mallvi.graph.state import GraphState
 
@@ -16,8 +16,10 @@ def decomposer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     log = CallLog()
     try:
         plan = ctx.backends.decomposer.decompose(state["instruction"], None, log)
-    except (RefusalError, AgentError) as e:
+    except RefusalError as e:
         return {"refusal": str(e), "llm_calls": log.records}
+    except AgentError as e:
+        return {"refusal": f"{MODEL_FAILURE}{e}", "llm_calls": log.records}
     if len(plan.subtasks) > ctx.budgets.max_subtasks:
         return {"refusal": f"the plan has {len(plan.subtasks)} subtasks, more than the budget of "
                            f"{ctx.budgets.max_subtasks}", "llm_calls": log.records}

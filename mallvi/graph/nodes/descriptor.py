@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.backends.base import MODEL_FAILURE, AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.scene_memory import reconcile, recover_from_view
 from mallvi.graph.state import GraphState
@@ -22,7 +22,8 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
         scene = ctx.backends.descriptor.describe(obs, ctx, previous, log)
     except AgentError as e:
         if previous is None:
-            return {"refusal": f"the scene could not be described: {e}", "llm_calls": log.records,
+            cause = MODEL_FAILURE if log.records else ""  # a model was asked (else perception found nothing)
+            return {"refusal": f"{cause}the scene could not be described: {e}", "llm_calls": log.records,
                     "image_ids": [image_id]}
         return {"llm_calls": log.records, "image_ids": [image_id]}
     if previous is not None:  # a re-scan: keep the ids the plan is bound to, and objects now covered by others

@@ -9,6 +9,7 @@ from dash import dcc, html
 
 from mallvi.logviz.components.overlay import boxes_in_outputs, render_overlay
 from mallvi.logviz.components.scene_graph import scene_graph_figure, scene_graph_in
+from mallvi.logviz.fulltext import RUN_CALLS, cut, download_href, download_name, json_text, prompt_text
 from mallvi.logviz.reader import NodeExec, RunSummary
 
 _EVENT_TITLES = {
@@ -19,8 +20,11 @@ _EVENT_TITLES = {
 }
 
 
-def step_panel(run: RunSummary, index: int) -> html.Div:
-    """Everything recorded about execution ``index`` of ``run``."""
+def step_panel(run: RunSummary, index: int, key: str | None = None) -> html.Div:
+    """Everything recorded about execution ``index`` of ``run`` (``key``: the run's viewer key, for downloads).
+
+    Long texts are cut to ``MAX_SHOWN_CHARS``; with a ``key`` the page links to the whole text.
+    """
     if not 0 <= index < len(run.node_execs):
         return html.Div(f"no node execution #{index} in this run", className="empty")
     ex = run.node_execs[index]
@@ -32,7 +36,7 @@ def step_panel(run: RunSummary, index: int) -> html.Div:
         why = (blamer.verdict or {}).get("explanation", "")
         children.append(html.Div(f"Blamed by {blamer.label}: {why}", className="blamed"))
     children.extend(_images(run, ex.artifacts, ex.outputs))
-    children.extend(_llm_calls(ex.llm_calls))
+    children.extend(_llm_calls(ex.llm_calls, key, index))
     events = [e for e in ex.events if e.get("kind") in _EVENT_TITLES]
     if events:
         children.append(html.H4("Commands and events"))
@@ -48,14 +52,32 @@ def step_panel(run: RunSummary, index: int) -> html.Div:
             )
         )
     children.append(html.H4("Inputs (summarised state)"))
-    children.append(html.Pre(_json(ex.inputs), className="json", id="step-inputs"))
+    children.extend(_long_text(json_text(ex.inputs), "json", "step-inputs", key, index, "inputs"))
     if ex.error is not None:
         children.append(html.H4("Error (the node raised)"))
-        children.append(html.Pre(str(ex.error), className="json error", id="step-outputs"))
+        children.extend(_long_text(str(ex.error), "json error", "step-outputs", None, index, "error"))
     else:
         children.append(html.H4("Outputs (state update)"))
-        children.append(html.Pre(_json(ex.outputs), className="json", id="step-outputs"))
+        children.extend(_long_text(json_text(ex.outputs), "json", "step-outputs", key, index, "outputs"))
     return html.Div(children, className="step")
+
+
+def _long_text(text: str, class_name: str, id_: str | None, key: str | None, exec_index: int, part: str,
+               call: int | None = None) -> list[Any]:
+    """A <pre> with at most ``MAX_SHOWN_CHARS`` of ``text``; when cut, a note and a link to the whole text."""
+    shown, left_out = cut(text)
+    pre_kw: dict[str, Any] = {"className": class_name}
+    if id_ is not None:
+        pre_kw["id"] = id_
+    out: list[Any] = [html.Pre(shown, **pre_kw)]
+    if left_out:
+        note: list[Any] = [f"{left_out:,} more characters not shown"]
+        if key is not None:
+            note += [" · ", html.A(f"download the whole text ({len(text):,} characters)",
+                                   href=download_href(key, exec_index, part, call),
+                                   download=download_name(key, exec_index, part, call), className="download-full")]
+        out.append(html.Div(note, className="cut-note"))
+    return out
 
 
 def _facts(run: RunSummary, ex: NodeExec) -> html.Table:
@@ -86,7 +108,7 @@ def _verdict(verdict: dict[str, Any]) -> html.Div:
     )
 
 
-def run_events_panel(run: RunSummary) -> html.Div:
+def run_events_panel(run: RunSummary, key: str | None = None) -> html.Div:
     """Events that belong to no node execution (e.g. a benchmark agent that is not the graph, or a crash)."""
     loose = [e for e in run.unattached if e.get("kind") not in ("run_start", "run_end")]
     if not loose:
@@ -96,7 +118,7 @@ def run_events_panel(run: RunSummary) -> html.Div:
     others = [e for e in loose if e.get("kind") not in ("artifact", "llm_call")]
     children: list[Any] = [html.H3(f"Run events outside node executions ({len(loose)})")]
     children.extend(_images(run, artifacts, None, id_prefix="run-image"))
-    children.extend(_llm_calls(calls))
+    children.extend(_llm_calls(calls, key, RUN_CALLS))
     if others:
         children.append(html.Ul([_event_item(e) for e in others], className="events"))
     return html.Div(children, className="run-events", id="run-events")
@@ -119,28 +141,20 @@ def _images(run: RunSummary, artifacts: list[dict[str, Any]], outputs: Any, id_p
     return out
 
 
-def _llm_calls(calls: list[dict[str, Any]]) -> list[Any]:
+def _llm_calls(calls: list[dict[str, Any]], key: str | None, exec_index: int) -> list[Any]:
     out: list[Any] = []
     for i, call in enumerate(calls):
         tokens = f"{call.get('tokens_in') or 0} in / {call.get('tokens_out') or 0} out tokens"
         latency = call.get("latency_s")
         timing = f" · {latency:.3f} s" if isinstance(latency, int | float) else ""
         head = f"LLM call {i + 1}: {call.get('model') or '?'}{timing} · {tokens}"
-        prompt = call.get("prompt")
-        prompt_text = (
-            "\n\n".join(f"[{m.get('role')}]\n{m.get('content')}" for m in prompt if isinstance(m, dict))
-            if isinstance(prompt, list)
-            else str(prompt)
-        )
-        block: list[Any] = [
-            html.H4(head),
-            html.Div("Prompt", className="label"),
-            html.Pre(prompt_text, className="llm-prompt"),
-            html.Div("Response", className="label"),
-            html.Pre(str(call.get("response") or ""), className="llm-response"),
-        ]
+        block: list[Any] = [html.H4(head), html.Div("Prompt", className="label")]
+        block += _long_text(prompt_text(call.get("prompt")), "llm-prompt", None, key, exec_index, "prompt", i)
+        block.append(html.Div("Response", className="label"))
+        block += _long_text(str(call.get("response") or ""), "llm-response", None, key, exec_index, "response", i)
         if call.get("error"):
-            block.append(html.Div(f"Error: {call['error']}", className="error"))
+            error, _ = cut(str(call["error"]))
+            block.append(html.Div(f"Error: {error}", className="error"))
         out.append(html.Div(block, className="llm-call"))
     return out
 
@@ -150,7 +164,7 @@ def _event_item(event: dict[str, Any]) -> html.Li:
     fields = {k: v for k, v in event.items() if k not in ("v", "seq", "t", "run_id", "kind")}
     bad = kind in ("safety_refusal", "fault_injected", "error") or fields.get("ok") is False
     return html.Li(
-        [html.B(_EVENT_TITLES.get(kind, kind) + ": "), html.Code(_json(fields, indent=None))],
+        [html.B(_EVENT_TITLES.get(kind, kind) + ": "), html.Code(cut(json_text(fields, indent=None))[0])],
         className="event bad" if bad else "event",
     )
 
@@ -165,7 +179,3 @@ def _scene_graph_until(run: RunSummary, index: int) -> dict[str, Any] | None:
         if found is not None:
             return found
     return None
-
-
-def _json(value: Any, indent: int | None = 2) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=False, default=str)

@@ -7,7 +7,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from mallvi.logviz.reader import NodeExec, RunSummary
+from mallvi.logviz.reader import NodeExec, RunSummary, finite_number
 
 #: outcome -> (legend name, colour)
 OUTCOME_STYLE: dict[str, tuple[str, str]] = {
@@ -98,7 +98,7 @@ def _events_trace(events: list[dict[str, Any]], y: int, t0: float) -> go.Scatter
     """Markers for events outside any node execution (red when something failed)."""
     bad = [e.get("kind") in ("error", "safety_refusal", "fault_injected") or e.get("ok") is False for e in events]
     return go.Scatter(
-        x=[float(e.get("t") or t0) - t0 for e in events],
+        x=[(finite_number(e.get("t")) or t0) - t0 for e in events],
         y=[y] * len(events),
         mode="markers",
         name="run events",
