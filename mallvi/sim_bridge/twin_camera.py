@@ -9,6 +9,7 @@ extrinsics registered, so ``RealSenseCamera`` aligns depth to colour with librea
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,9 +61,12 @@ class TwinRealSenseSource:
         self.device = SyntheticRealSense(w, h, self.K_color, self.K_depth, self.T_color_depth, fps=s.fps)
         self._rng = np.random.default_rng([int(world.seed), int(noise_seed)])
         self._frame = 0
+        self.before_render: list[Callable[[], None]] = []  # e.g. a calibration board following a flange
 
     def render_pair(self) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
         """Render colour and the sensor's depth (metres, 0 = hole) at the current simulated state."""
+        for hook in self.before_render:
+            hook()
         self.world.scene.update_render()
         color = capture(self._color, "twin_color", self.world.sim_time_s, {}, with_seg=False)
         depth_view = capture(self._depth, "twin_depth", self.world.sim_time_s, {}, with_seg=False)
