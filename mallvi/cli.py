@@ -127,6 +127,33 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
     return str(args.save_views)
 
 
+PIPER_ANCHOR_MOUNT = "-0.30,-0.30,0.95,90"
+
+
+def _cmd_calibrate_twin(args: argparse.Namespace) -> int:
+    """Capture views in the simulated twin of --task/--seed, then solve and write them as for a rig."""
+    from mallvi.sim_bridge.scenes import UnknownSceneError, get_scene
+    from mallvi.sim_bridge.twin_rig import capture_calibration_views, nominal_mount
+
+    if not args.save_views:
+        raise UsageError("without --from-dir, --save-views DIR is required (where the captured views go)")
+    if not 5 <= args.views <= 60:
+        raise UsageError(f"--views must be in 5..60 per arm, got {args.views}")
+    try:
+        get_scene(args.task)
+    except UnknownSceneError as e:
+        raise UsageError(str(e).strip('"')) from e
+    if args.anchor_mount is None:
+        args.anchor_mount = ",".join(f"{v:.6f}" for v in nominal_mount(args.task, args.anchor))
+    _parse_mount(args.anchor_mount)
+    print(f"mallvi calibrate: twin of {args.task} seed {args.seed}, {args.views} views per arm", file=sys.stderr)
+    capture_calibration_views(args.task, args.seed, args.save_views, args.views,
+                              progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+    args.from_dir = args.save_views
+    args.robot = "piper"
+    return _cmd_calibrate(args)
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from mallvi.robot_drivers.base import DriverError
     from mallvi.robot_drivers.calibration import CalibrationError
@@ -138,7 +165,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         save_rig_calibration,
     )
 
-    mount = mount_matrix(*_parse_mount(args.anchor_mount))
+    if args.robot == "twin" and not args.from_dir:
+        return _cmd_calibrate_twin(args)
+    mount = mount_matrix(*_parse_mount(args.anchor_mount or PIPER_ANCHOR_MOUNT))
     try:
         folder = args.from_dir if args.from_dir else _collect_calibration_views(args)
     except DriverError as e:
@@ -421,8 +450,15 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--board-marker-m", type=float, default=0.03)
     p.add_argument("--anchor", choices=["left", "right"], default="left",
                    help="the arm whose mount fixes the world frame (default: left)")
-    p.add_argument("--anchor-mount", default="-0.30,-0.30,0.95,90",
-                   help="that arm's base in the world as 'x,y,z,yaw_deg' (default: -0.30,-0.30,0.95,90)")
+    p.add_argument("--anchor-mount", default=None,
+                   help="that arm's base in the world as 'x,y,z,yaw_deg' (default: -0.30,-0.30,0.95,90 on a rig; "
+                        "the drawing's mount in the twin)")
+    p.add_argument("--robot", choices=["piper", "twin"], default="piper",
+                   help="capture mode: the real Pipers, or the simulated twin (SAPIEN arms behind the CAN bus, "
+                        "a rendered board and RealSense)")
+    p.add_argument("--task", default="blocks_free", help="twin: the scene whose twin to calibrate in")
+    p.add_argument("--seed", type=int, default=0, help="twin: the scene's seed")
+    p.add_argument("--views", type=int, default=10, help="twin: views to capture per arm (default: 10)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_cmd_calibrate)
 

@@ -50,7 +50,7 @@ class CalibrationErrorVsTruth:
 
     camera_mm: float
     camera_deg: float
-    mounts_mm: dict[str, float]
+    mounts_mm: dict[ArmSide, float]
 
 
 def _wrist_pose(side: ArmSide, table_z: float, rng: np.random.Generator) -> Pose:
