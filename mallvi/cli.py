@@ -271,7 +271,8 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
             else:
                 result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
-                                    resume_thread=args.resume)
+                                    resume_thread=args.resume,
+                                    twin_calibration=args.calibration if cfg.robot == "twin" else None)
     except (ConfigError, RefusalError) as e:
         raise UsageError(str(e)) from e
     except DriverError as e:
@@ -292,8 +293,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     instruction = args.instruction if args.instruction and args.instruction.strip() else None
     if args.instruction is not None and instruction is None:
         raise UsageError("the instruction is empty")
-    if args.task is None and args.robot == "sim":
-        raise UsageError("--task is required in the simulator (the scene to run in)")
+    if args.task is None and args.robot in ("sim", "twin"):
+        raise UsageError(f"--task is required with --robot {args.robot} (the scene to run in)")
     return _run_and_report(instruction, args.task or "real_rig", args.seed, args)
 
 
@@ -318,7 +319,9 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model request (default: 60)")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color",
                    help="color (default), sim (privileged masks: isolates planning) or neural")
-    p.add_argument("--robot", choices=["sim", "piper"], default="sim")
+    p.add_argument("--robot", choices=["sim", "piper", "twin"], default="sim",
+                   help="sim; piper (the real rig); twin (the rig's drivers, camera and skills on a simulated twin "
+                        "of --task, needs --calibration from `mallvi calibrate --robot twin`)")
     p.add_argument("--camera", choices=["sim", "realsense"], default="sim")
     p.add_argument("--calibration", default=os.environ.get("MALLVI_RIG_CALIBRATION", "rig_calibration.yaml"),
                    help="real rig: calibration YAML from `mallvi calibrate` (default: $MALLVI_RIG_CALIBRATION or "

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,10 @@ from mallvi.graph.schemas import ObjectRef
 from mallvi.graph.state import GraphState
 from mallvi.logviz.trace import TraceWriter
 from mallvi.robot_drivers.base import ARM_SIDES, WorldModel
+
+if TYPE_CHECKING:
+    from mallvi.graph.perception_adapter import PipelinePort
+    from mallvi.sim_bridge.world import SimWorld
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +75,10 @@ class RunResult(BaseModel):
 
 def check_available(cfg: RunConfig) -> None:
     """Refuse options whose implementation is not in this build, before anything is created."""
-    if cfg.robot != "sim" or cfg.camera != "sim":
+    if cfg.robot == "twin":
+        if cfg.perception == "sim":
+            raise ConfigError("--perception sim reads the simulator; the twin perceives like a rig: color or neural")
+    elif cfg.robot != "sim" or cfg.camera != "sim":
         raise NotAvailableError(f"--robot {cfg.robot} with --camera {cfg.camera}: mixing the simulator and the "
                                 "real rig is not supported; use --robot sim --camera sim or --robot piper "
                                 "--camera realsense")
@@ -90,8 +97,12 @@ def run_in_sim(
     progress: Callable[[str], None] | None = None,
     checkpoint_path: str | Path | None = None,
     resume_thread: str | None = None,
+    twin_calibration: str | Path | None = None,
 ) -> RunResult:
-    """Build the scene, run the graph on it and judge the result by simulator truth."""
+    """Build the scene, run the graph on it and judge the result by simulator truth.
+
+    With ``cfg.robot == "twin"`` the Station is the rig's over the simulated twin (``TwinStation``), whose drivers
+    and camera use ``twin_calibration``."""
     check_available(cfg)
     t_start = time.perf_counter()
     from mallvi.bench.scenes_tier2 import register_bench_scenes
@@ -118,14 +129,18 @@ def run_in_sim(
     from mallvi.graph.fault_budgets import budgets_for_contingency
     from mallvi.sim_bridge.contingency_profile import ContingencySpecError
 
+    station: Station
     try:
         budgets = budgets_for_contingency(cfg.contingency, cfg.budgets)
-        world = SimWorld.create(task, seed, **create_kw)
+        if cfg.robot == "twin":
+            station, world = _open_twin_station(task, seed, cfg, twin_calibration, perception)
+        else:
+            from mallvi.sim_bridge.station import SimStation
+
+            world = SimWorld.create(task, seed, **create_kw)
+            station = SimStation(world, main_camera=cfg.camera_name)
     except ContingencySpecError as e:
         raise ConfigError(f"--contingency: {e}") from e
-    from mallvi.sim_bridge.station import SimStation
-
-    station = SimStation(world, main_camera=cfg.camera_name)
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
     if trace is not None and world.faults is not None:
         world.faults.listeners.append(fault_event_writer(trace))
@@ -140,7 +155,8 @@ def run_in_sim(
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=text, task=task, seed=seed,
-                       config={"backend": cfg.backend, "perception": cfg.perception, "reflector": cfg.reflector,
+                       config={"backend": cfg.backend, "perception": cfg.perception, "robot": cfg.robot,
+                               "reflector": cfg.reflector,
                                "single_agent": cfg.single_agent, "approve": cfg.approve},
                        **run_start_fields(ctx))
         checkpointer = None
@@ -181,6 +197,23 @@ def run_in_sim(
         if trace is not None:
             trace.close()
         station.close()
+
+
+def _open_twin_station(task: str, seed: int, cfg: RunConfig, calibration: str | Path | None,
+                       perception: PipelinePort) -> tuple[Station, SimWorld]:
+    """The rig's Station over the twin of (task, seed), with the drivers and camera calibrated by ``calibration``."""
+    from mallvi.robot_drivers.calibration_io import CalibrationFileError
+    from mallvi.sim_bridge.twin_station import TwinStation
+
+    if calibration is None:
+        raise ConfigError("the twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
+    contingency = cfg.contingency if cfg.contingency not in (None, "none") else None
+    try:
+        station = TwinStation.open(task, seed, calibration, perception.world_model(), dry_run=cfg.dry_run,
+                                   contingency=contingency)
+    except (CalibrationFileError, ValueError) as e:
+        raise ConfigError(str(e)) from e
+    return station, station.twin.world
 
 
 def fault_event_writer(trace: TraceWriter) -> Callable[[dict[str, Any]], None]:

@@ -32,7 +32,7 @@ from mallvi.robot_drivers.base import (
     parse_arm,
     parse_pose_list,
 )
-from mallvi.robot_drivers.cloud_collision import obstacle_points
+from mallvi.robot_drivers.cloud_collision import obstacle_points, without_points_near
 from mallvi.robot_drivers.rig_geometry import (
     pose_from,
     reachable_yaw,
@@ -45,6 +45,17 @@ from mallvi.robot_drivers.safety import SafetyGuard
 log = logging.getLogger(__name__)
 
 Command = dict[str, Any]
+SELF_FILTER_RADIUS_M = 0.06  # depth points this close to an arm's own gripper or wrist are the arm itself
+WRIST_BACK_M = 0.15
+SUPPORT_DEPTH_M = 0.03  # the surface an object stands on, this deep under its bottom, is not an obstacle to its grasp
+SUPPORT_HALF_XY_M = 0.05  # ... nor, this wide around the place point, to a place
+
+
+def _support_box(xy_m: NDArray[np.float64], bottom_z_m: float, half_xy_m: float
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(centre, half extent) of the surface right under an object whose bottom is at ``bottom_z_m``."""
+    centre = np.array([float(xy_m[0]), float(xy_m[1]), bottom_z_m - SUPPORT_DEPTH_M / 2])
+    return centre, np.array([half_xy_m, half_xy_m, SUPPORT_DEPTH_M / 2 + 0.005])
 
 
 @runtime_checkable
@@ -124,6 +135,15 @@ class RigSkills:
     def _other_pose(self, side: ArmSide) -> Pose:
         return self._current("right" if side == "left" else "left")
 
+    def _arm_segments(self) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Where each gripper and wrist stand now: from ``WRIST_BACK_M`` behind the end effector to the grasp centre."""
+        segments = []
+        for arm in (self.dual_arm.left, self.dual_arm.right):
+            pose = arm.ee_pose()
+            approach = pose.as_matrix()[:3, 0]
+            segments.append((pose.p - WRIST_BACK_M * approach, self.guard.tcp_point(pose)))
+        return segments
+
     def _path(self, start: Pose, goal: Pose) -> list[Pose]:
         return straight_path(start, goal, self.config.step_m)
 
@@ -143,6 +163,7 @@ class RigSkills:
             why = next((w for p in path if (w := self.guard.check_clearance(side, p, other)) is not None), None)
         cloud = self.cloud_world() if self.cloud_world is not None and why is None else None
         if cloud is not None:
+            cloud = without_points_near(cloud, self._arm_segments(), SELF_FILTER_RADIUS_M)
             why = self.guard.check_path_against_cloud(side, path, cloud, ignore_boxes=ignore)
         joint_path = None
         if why is None and self.planner is not None:
@@ -264,7 +285,8 @@ class RigSkills:
         ee_grasp = pose_from(grasp_centre + np.array([0, 0, tcp + grasp_dis]), R)
         ee_pre = pose_from(grasp_centre + np.array([0, 0, tcp + pre_grasp_dis]), R)
         ee_lift = pose_from(ee_grasp.p + np.array([0, 0, self.config.lift_m]), R)
-        target_box = [(centre, half + 0.01)]
+        footprint_m = max(half[0], half[1]) + 0.01
+        target_box = [(centre, half + 0.01), _support_box(centre[:2], centre[2] - half[2], footprint_m)]
 
         def body(log_: list[Command]) -> SkillResult:
             steps: list[Callable[[], str | None]] = [
@@ -327,7 +349,9 @@ class RigSkills:
         ee_pre = pose_from(ee_place.p + np.array([0, 0, pre_dis]), R)
 
         def body(log_: list[Command]) -> SkillResult:
-            why = self._move(side, ee_pre, log_, "pre-place") or self._move(side, ee_place, log_, "lower")
+            support = [_support_box(place_centre[:2], vals[2] + dis, SUPPORT_HALF_XY_M)]
+            why = self._move(side, ee_pre, log_, "pre-place") or self._move(side, ee_place, log_, "lower",
+                                                                              ignore=support)
             if why is not None:
                 return SkillResult.failure(why)
             if is_open:

@@ -1,0 +1,28 @@
+"""The table's height from one depth frame: the most common height of the calibrated depth cloud.
+
+On a tabletop rig the table top is the largest horizontal surface the camera sees, so the peak of the
+height histogram of the back-projected depth (world frame, from the calibration) is the table top.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mallvi.perception.observation import Observation
+from mallvi.robot_drivers.rig import depth_to_world_points
+
+BIN_M = 0.002
+
+
+def table_top_z_from_depth(obs: Observation, z_range_m: tuple[float, float] = (0.3, 1.2)) -> float:
+    """Height of the table top in the world frame (m); ValueError when the depth shows no dominant surface."""
+    z = depth_to_world_points(obs, stride=2, max_points=200_000)[:, 2]
+    z = z[(z > z_range_m[0]) & (z < z_range_m[1])]
+    if z.size < 1000:
+        raise ValueError(f"too little valid depth ({z.size} points) to find the table")
+    counts, edges = np.histogram(z, bins=np.arange(z_range_m[0], z_range_m[1] + BIN_M, BIN_M))
+    k = int(np.argmax(counts))
+    if counts[k] < 0.05 * z.size:
+        raise ValueError("no dominant horizontal surface in the depth; is the table in view?")
+    near = z[(z >= edges[max(k - 1, 0)]) & (z < edges[min(k + 2, len(edges) - 1)])]
+    return float(np.median(near))
