@@ -132,8 +132,11 @@ PIPER_ANCHOR_MOUNT = "-0.30,-0.30,0.95,90"
 
 def _cmd_calibrate_twin(args: argparse.Namespace) -> int:
     """Capture views in the simulated twin of --task/--seed, then solve and write them as for a rig."""
+    from mallvi.bench.scenes_tier2 import register_bench_scenes
     from mallvi.sim_bridge.scenes import UnknownSceneError, get_scene
     from mallvi.sim_bridge.twin_rig import capture_calibration_views, nominal_mount
+
+    register_bench_scenes()  # every ST-BiBench task's scene has a twin
 
     if not args.save_views:
         raise UsageError("without --from-dir, --save-views DIR is required (where the captured views go)")

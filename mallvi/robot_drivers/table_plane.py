@@ -26,3 +26,14 @@ def table_top_z_from_depth(obs: Observation, z_range_m: tuple[float, float] = (0
         raise ValueError("no dominant horizontal surface in the depth; is the table in view?")
     near = z[(z >= edges[max(k - 1, 0)]) & (z < edges[min(k + 2, len(edges) - 1)])]
     return float(np.median(near))
+
+
+def check_table_against_config(measured_z_m: float, configured_z_m: float, tolerance_m: float = 0.01) -> None:
+    """Refuse to start when the camera, through its calibration, sees the table elsewhere than the configuration
+    says it is: a camera pose that is off moves every perceived object by as much, and grasps go into the table."""
+    gap = measured_z_m - configured_z_m
+    if abs(gap) > tolerance_m:
+        raise ValueError(f"calibration check failed: through the calibration the camera sees the table top at "
+                         f"{measured_z_m:.3f} m, {abs(gap) * 100:.1f} cm {'above' if gap > 0 else 'below'} the "
+                         f"configured {configured_z_m:.3f} m (tolerance {tolerance_m * 100:.0f} cm); the camera pose "
+                         "is likely off: run `mallvi calibrate` again. Nothing was moved.")

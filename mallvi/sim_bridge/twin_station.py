@@ -2,7 +2,8 @@
 checks) over the simulated twin, with simulator truth as the success oracle.
 
 What the graph and the skills know comes from the rig's own inputs: the calibration file (camera pose, arm
-mounts), the camera's frames and the arms' feedback. The table height is measured from the first depth frame.
+mounts), the camera's frames and the arms' feedback. The table height is the rig's configuration value (on a rig a user measures it; the twin's configuration takes
+the twin's table); the camera must see the table there through its calibration, or the station refuses to start.
 The twin's truth is used only by ``oracle`` to judge success; ``privileged`` says so.
 """
 
@@ -17,7 +18,7 @@ from mallvi.robot_drivers.calibration_io import load_rig_calibration
 from mallvi.robot_drivers.rig import RigConfig, build_rig_skills
 from mallvi.robot_drivers.rig_station import RigStation
 from mallvi.robot_drivers.safety import SafetyConfig
-from mallvi.robot_drivers.table_plane import table_top_z_from_depth
+from mallvi.robot_drivers.table_plane import check_table_against_config, table_top_z_from_depth
 from mallvi.sim_bridge.station import SimOracle
 from mallvi.sim_bridge.twin_rig import TwinRig, open_twin
 
@@ -33,7 +34,8 @@ class TwinStation(RigStation):
 
     def __init__(self, twin: TwinRig, config: RigConfig, world_model: WorldModel) -> None:
         mounts: dict[ArmSide, Pose] = {s: twin.arms.arm(s).base_pose_world for s in ARM_SIDES}
-        table_z = table_top_z_from_depth(twin.camera.read())
+        table_z = twin.world.table_top_z  # the rig configuration's table height
+        check_table_against_config(table_top_z_from_depth(twin.camera.read()), table_z)
         safety = config.safety or SafetyConfig()
         safety = replace(safety, table_top_z_m=table_z)
         config = replace(config, table_top_z_m=table_z, safety=safety)
@@ -42,7 +44,7 @@ class TwinStation(RigStation):
         self.twin = twin
         self.oracle = SimOracle(twin.world)
         self.privileged = TWIN_PRIVILEGED
-        log.info("twin station ready: table top measured at %.3f m (true %.3f m)", table_z, twin.world.table_top_z)
+        log.info("twin station ready: table top at %.3f m", table_z)
 
     @classmethod
     def open(cls, scene: str, seed: int, calibration_path: str | Path, world_model: WorldModel, *,
