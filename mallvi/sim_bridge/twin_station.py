@@ -2,8 +2,9 @@
 checks) over the simulated twin, with simulator truth as the success oracle.
 
 What the graph and the skills know comes from the rig's own inputs: the calibration file (camera pose, arm
-mounts), the camera's frames and the arms' feedback. The table height is the rig's configuration value (on a rig a user measures it; the twin's configuration takes
-the twin's table); the camera must see the table there through its calibration, or the station refuses to start.
+mounts), the camera's frames and the arms' feedback. The table height is the rig's configuration value (on a rig
+a user measures it; the twin's configuration takes the twin's table); the camera must see the table there through
+its calibration, or the station refuses to start.
 The twin's truth is used only by ``oracle`` to judge success; ``privileged`` says so.
 """
 
