@@ -379,7 +379,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                                  "model": args.llm_model, "vlm_model": args.vlm_model}.items() if v}  # fmt: skip
         cfg = BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                           agent=args.agent, backend=args.backend, perception=args.perception,
-                          contingency=args.contingency, llm=llm, save_images=not args.no_images)  # fmt: skip
+                          contingency=args.contingency, llm=llm, save_images=not args.no_images,
+                          station=args.station, calibration=args.calibration)  # fmt: skip
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
         with _native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
@@ -485,6 +486,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vlm-model", help="vision model")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color", help="default: color")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (default: 1)")
+    p.add_argument("--station", choices=["sim", "twin"], default="sim",
+                   help="sim (default) or twin: the rig's drivers, camera and skills on a simulated twin of each "
+                        "scene (graph agents only; needs --calibration)")
+    p.add_argument("--calibration", help="--station twin: calibration YAML from `mallvi calibrate --robot twin`")
     p.add_argument("--ray-address", help="run episodes as Ray tasks on this cluster (e.g. ray://head:10001)")
     p.add_argument("--contingency", choices=["none", "easy", "medium", "hard"], default="none",
                    help="simulated fault level (default: none)")

@@ -27,6 +27,9 @@ class BenchConfig:
         contingency: fault-injection level of the simulator ("none" = off).
         llm: base_url / model / vlm_model / api_key_env for llm backends and the single agent.
         save_images: store the head image of every episode in its trace.
+        station: "sim" (the simulator's Station) or "twin" (the rig's Station on the simulated twin; the graph
+            agents only, with ``calibration``).
+        calibration: the twin's calibration YAML (from `mallvi calibrate --robot twin`).
     """
 
     tier: TierName
@@ -39,8 +42,19 @@ class BenchConfig:
     contingency: str = "none"
     llm: dict[str, str] = field(default_factory=dict)
     save_images: bool = True
+    station: str = "sim"
+    calibration: str | None = None
 
     def __post_init__(self) -> None:
+        if self.station not in ("sim", "twin"):
+            raise ValueError(f"--station must be sim or twin, got {self.station!r}")
+        if self.station == "twin":
+            if self.agent not in ("mallvi", "mallvi-no-reflector"):
+                raise ValueError("--station twin runs the graph agents (mallvi, mallvi-no-reflector) only")
+            if self.perception == "sim":
+                raise ValueError("--station twin perceives like a rig: --perception color or neural")
+            if not self.calibration:
+                raise ValueError("--station twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
         if self.episodes < 1:
             raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
         if self.seed_start < 0:
@@ -67,4 +81,4 @@ class BenchConfig:
     def identity(self) -> dict[str, Any]:
         """The settings that must match for a rerun to resume this run's episodes."""
         return {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
-                                                                "perception", "contingency")}  # fmt: skip
+                                                                "perception", "contingency", "station")}  # fmt: skip

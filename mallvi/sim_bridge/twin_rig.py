@@ -34,6 +34,7 @@ class TwinRig:
     arms: TwinArms
     source: TwinRealSenseSource
     camera: RealSenseCamera
+    owns_world: bool = True
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -48,7 +49,8 @@ class TwinRig:
         self.camera.stop()
         self.arms.close()
         self.source.close()
-        self.world.close()
+        if self.owns_world:
+            self.world.close()
 
 
 def open_twin(scene: str, seed: int, *, mounts: Mapping[ArmSide, Pose] | None = None,
@@ -60,15 +62,27 @@ def open_twin(scene: str, seed: int, *, mounts: Mapping[ArmSide, Pose] | None = 
     nominal mounts and an identity camera pose (before calibration)."""
     world = SimWorld.create(scene, seed, cameras=(), contingency=contingency)
     try:
-        source = TwinRealSenseSource(world)
-        camera = RealSenseCamera(RealSenseConfig(name=TWIN_CAMERA), np.eye(4) if T_world_cam is None else T_world_cam,
-                                 source=source)
-        camera.start()
-        arms = connect_twin_arms(world, mounts, enable=enable)
+        return attach_twin(world, mounts=mounts, T_world_cam=T_world_cam, enable=enable, owns_world=True)
     except Exception:
         world.close()
         raise
-    return TwinRig(world, arms, source, camera)
+
+
+def attach_twin(world: SimWorld, *, mounts: Mapping[ArmSide, Pose] | None = None,
+                T_world_cam: NDArray[np.float64] | None = None, enable: bool = True,
+                owns_world: bool = False) -> TwinRig:
+    """Put the twin's drivers and camera on an existing world (``owns_world``: ``close()`` also closes it)."""
+    source = TwinRealSenseSource(world)
+    camera = RealSenseCamera(RealSenseConfig(name=TWIN_CAMERA), np.eye(4) if T_world_cam is None else T_world_cam,
+                             source=source)
+    camera.start()
+    try:
+        arms = connect_twin_arms(world, mounts, enable=enable)
+    except Exception:
+        camera.stop()
+        source.close()
+        raise
+    return TwinRig(world, arms, source, camera, owns_world=owns_world)
 
 
 def nominal_mount(scene: str, side: ArmSide) -> tuple[float, float, float, float]:

@@ -14,6 +14,9 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+from numpy.typing import NDArray
+
 from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Pose, WorldModel
 from mallvi.robot_drivers.calibration_io import load_rig_calibration
 from mallvi.robot_drivers.rig import RigConfig, build_rig_skills
@@ -21,7 +24,8 @@ from mallvi.robot_drivers.rig_station import RigStation
 from mallvi.robot_drivers.safety import SafetyConfig
 from mallvi.robot_drivers.table_plane import check_table_against_config, table_top_z_from_depth
 from mallvi.sim_bridge.station import SimOracle
-from mallvi.sim_bridge.twin_rig import TwinRig, open_twin
+from mallvi.sim_bridge.twin_rig import TwinRig, attach_twin, open_twin
+from mallvi.sim_bridge.world import SimWorld
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +54,26 @@ class TwinStation(RigStation):
     @classmethod
     def open(cls, scene: str, seed: int, calibration_path: str | Path, world_model: WorldModel, *,
              dry_run: bool = False, contingency: str | None = None) -> TwinStation:
-        """Start the twin with the drivers' mounts and the camera pose from ``calibration_path``.
+        """Start the twin of (scene, seed) with the drivers' mounts and the camera pose from ``calibration_path``.
 
-        Raises CalibrationFileError for a missing or malformed file, ValueError when it lacks an arm."""
-        calib = load_rig_calibration(calibration_path)
-        missing = [s for s in ARM_SIDES if s not in calib.arms]
-        if missing:
-            raise ValueError(f"the calibration has no mount for the {' and '.join(missing)} arm; "
-                             "run `mallvi calibrate --robot twin` with views of both arms")
-        mounts = {s: Pose.from_matrix(calib.arms[s].T_world_base) for s in ARM_SIDES}
-        twin = open_twin(scene, seed, mounts=mounts, T_world_cam=calib.T_world_cam, enable=not dry_run,
+        Raises CalibrationFileError for a missing or malformed file, ValueError when it lacks an arm or the
+        calibration check fails."""
+        mounts, T_world_cam = _calibrated(calibration_path)
+        twin = open_twin(scene, seed, mounts=mounts, T_world_cam=T_world_cam, enable=not dry_run,
                          contingency=contingency)
+        return cls._start(twin, calibration_path, world_model, dry_run)
+
+    @classmethod
+    def on_world(cls, world: SimWorld, calibration_path: str | Path, world_model: WorldModel, *,
+                 dry_run: bool = False) -> TwinStation:
+        """The twin on a world someone else owns (the benchmark's); ``close()`` leaves the world open."""
+        mounts, T_world_cam = _calibrated(calibration_path)
+        twin = attach_twin(world, mounts=mounts, T_world_cam=T_world_cam, enable=not dry_run)
+        return cls._start(twin, calibration_path, world_model, dry_run)
+
+    @classmethod
+    def _start(cls, twin: TwinRig, calibration_path: str | Path, world_model: WorldModel,
+               dry_run: bool) -> TwinStation:
         try:
             config = RigConfig(calibration_path=str(calibration_path), bus_type="virtual", dry_run=dry_run)
             return cls(twin, config, world_model)
@@ -73,3 +86,13 @@ class TwinStation(RigStation):
             return
         super().close()
         self.twin.close()
+
+
+def _calibrated(calibration_path: str | Path) -> tuple[dict[ArmSide, Pose], NDArray[np.float64]]:
+    """The arm mounts and the camera pose a calibration file gives."""
+    calib = load_rig_calibration(calibration_path)
+    missing = [s for s in ARM_SIDES if s not in calib.arms]
+    if missing:
+        raise ValueError(f"the calibration has no mount for the {' and '.join(missing)} arm; "
+                         "run `mallvi calibrate --robot twin` with views of both arms")
+    return {s: Pose.from_matrix(calib.arms[s].T_world_base) for s in ARM_SIDES}, calib.T_world_cam
