@@ -33,6 +33,8 @@ from mallvi.robot_drivers.base import (
     parse_pose_list,
 )
 from mallvi.robot_drivers.cloud_collision import obstacle_points, without_points_near
+from mallvi.robot_drivers.piper import PiperArm
+from mallvi.robot_drivers.piper_ik import first_unreachable
 from mallvi.robot_drivers.rig_geometry import (
     pose_from,
     reachable_yaw,
@@ -79,6 +81,8 @@ class RigSkillsConfig:
         palm_to_tcp_m: from the gripper's palm (where the fingers start) to the grasp centre; measure it on your
             gripper (``upright_actor`` keeps a swinging object's end clear of the palm with it).
         swing_dwell_s: how long ``upright_actor`` keeps the grip loose while the object swings upright.
+        check_reach: solve the Piper's inverse kinematics along every path before sending it; a path the arm
+            cannot follow is turned in place first or refused, instead of stopping the arm with "no IK solution".
     """
 
     dry_run: bool = False
@@ -89,6 +93,7 @@ class RigSkillsConfig:
     lift_m: float = 0.08
     palm_to_tcp_m: float = 0.06
     swing_dwell_s: float = 1.5
+    check_reach: bool = False
 
     def __post_init__(self) -> None:
         for name in ("step_m", "ee_speed_m_s", "grasp_below_top_m", "min_grasp_opening", "lift_m", "palm_to_tcp_m",
@@ -147,6 +152,25 @@ class RigSkills:
     def _path(self, start: Pose, goal: Pose) -> list[Pose]:
         return straight_path(start, goal, self.config.step_m)
 
+    def _reachable_path(self, side: ArmSide, start: Pose, goal: Pose) -> list[Pose] | str:
+        """The straight path to ``goal``, or, when the arm cannot follow it (a waypoint without a joint solution
+        for a Piper), turning in place first and then the straight line; a reason when neither can be followed."""
+        path = self._path(start, goal)
+        arm = self.dual_arm.arm(side)
+        mount = getattr(arm, "base_pose_world", None)
+        if not self.config.check_reach or not isinstance(mount, Pose) or not isinstance(arm, PiperArm):
+            return path
+        q = arm.joint_positions_rad()
+        bad = first_unreachable(mount, path, q, arm.config.flange_to_ee_m)
+        if bad is None:
+            return path
+        turned = Pose.from_arrays(start.p, goal.q)
+        two_step = self._path(start, turned) + self._path(turned, goal)
+        if first_unreachable(mount, two_step, q, arm.config.flange_to_ee_m) is None:
+            return two_step
+        return (f"the {side} arm cannot reach waypoint {bad} of the path (at {np.round(path[bad].p, 3).tolist()} m): "
+                "no joint solution")
+
     def _dt_s(self, path: list[Pose], start: Pose) -> float:
         longest = max(float(np.linalg.norm(b.p - a.p)) for a, b in zip([start, *path[:-1]], path, strict=True))
         return max(longest / self.config.ee_speed_m_s, 0.01)
@@ -155,7 +179,9 @@ class RigSkills:
               ignore: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = ()) -> str | None:
         """Check the whole straight path to ``goal`` and execute it (unless dry-run); returns a refusal reason."""
         start = self._current(side)
-        path = self._path(start, goal)
+        path = self._reachable_path(side, start, goal)
+        if isinstance(path, str):
+            return f"{label}: {path}"
         dt_s = self._dt_s(path, start)
         why = self.guard.check_ee_path(side, path, dt_s, current=start)
         if why is None:

@@ -5,8 +5,8 @@ decoder and its feedback encoder), but the arm it reports is the simulated one:
 
 - joint commands (0x155-0x157) move a firmware-like set-point towards the target at the commanded speed rate;
   the set-point is the SAPIEN joints' drive target, and feedback reports the simulated joint positions;
-- end-pose commands (0x152-0x154) are solved to joints by the Piper's inverse kinematics (``twin_ik``); a pose
-  without a solution sets status 0x02 "no IK solution", as the firmware does;
+- end-pose commands (0x152-0x154) are solved to joints by the Piper's inverse kinematics
+  (``robot_drivers.piper_ik``); a pose without a solution sets status 0x02 "no IK solution", as the firmware does;
 - the gripper stroke (0x159) sets the finger targets; feedback reports the simulated finger gap. When closing
   fingers stall on an object touched by both fingers, the simulator's grasp holder takes it (as SimSkills do).
 
@@ -25,8 +25,8 @@ import numpy as np
 
 from mallvi.robot_drivers.base import ArmSide
 from mallvi.robot_drivers.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.piper_ik import piper_ik
 from mallvi.robot_drivers.piper_units import T_base_flange_from_sdk
-from mallvi.sim_bridge.twin_ik import piper_ik
 from mallvi.sim_bridge.world import SimWorld
 
 JOINT_SPEED_DEG_S = 180.0  # at a speed rate of 100 %

@@ -28,6 +28,7 @@ from mallvi.robot_drivers.calibration_io import (
     write_view_image,
 )
 from mallvi.robot_drivers.piper import PiperArm
+from mallvi.robot_drivers.piper_ik import piper_ik
 from mallvi.robot_drivers.piper_units import T_flange_ee
 from mallvi.robot_drivers.realsense import RealSenseCamera
 from mallvi.sim_bridge import layout
@@ -35,7 +36,6 @@ from mallvi.sim_bridge.embodiment.piper_dh import EE_OFFSET_M
 from mallvi.sim_bridge.twin_arms import TwinArms, true_arm_mounts
 from mallvi.sim_bridge.twin_board import FlangeBoard
 from mallvi.sim_bridge.twin_camera import TwinRealSenseSource
-from mallvi.sim_bridge.twin_ik import piper_ik
 from mallvi.sim_bridge.world import SimWorld
 
 TWIN_BOARD = BoardSpec(5, 7, 0.03, 0.022)

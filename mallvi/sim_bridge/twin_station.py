@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Pose, WorldModel
 from mallvi.robot_drivers.calibration_io import load_rig_calibration
 from mallvi.robot_drivers.rig import RigConfig, build_rig_skills
+from mallvi.robot_drivers.rig_skills import RigSkillsConfig
 from mallvi.robot_drivers.rig_station import RigStation
 from mallvi.robot_drivers.safety import SafetyConfig
 from mallvi.robot_drivers.table_plane import check_table_against_config, table_top_z_from_depth
@@ -75,7 +76,8 @@ class TwinStation(RigStation):
     def _start(cls, twin: TwinRig, calibration_path: str | Path, world_model: WorldModel,
                dry_run: bool) -> TwinStation:
         try:
-            config = RigConfig(calibration_path=str(calibration_path), bus_type="virtual", dry_run=dry_run)
+            config = RigConfig(calibration_path=str(calibration_path), bus_type="virtual", dry_run=dry_run,
+                               skills=RigSkillsConfig(check_reach=True))
             return cls(twin, config, world_model)
         except Exception:
             twin.close()

@@ -1,16 +1,20 @@
 """Inverse kinematics of the Piper as its firmware's end-pose mode needs it: flange pose in the base frame -> joints.
 
-Damped least squares on the DH forward kinematics (``embodiment.piper_dh.dh_fk``, the same kinematics as
+Damped least squares on the DH forward kinematics (``piper_kinematics.dh_fk``, the same kinematics as
 piper_sdk's), started from the current joints and then from a few fixed seeds, within the joint limits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.sim_bridge.embodiment.piper_dh import JOINT_LIMITS_RAD, dh_fk
+from mallvi.robot_drivers.base import Pose
+from mallvi.robot_drivers.piper_kinematics import JOINT_LIMITS_RAD, dh_fk
+from mallvi.robot_drivers.piper_units import T_flange_ee
 
 POSITION_TOL_M = 1e-4
 ROTATION_TOL_RAD = 1e-3
@@ -55,4 +59,19 @@ def piper_ik(T_base_flange: NDArray[np.float64], q_current_rad: NDArray[np.float
         q = _solve_from(T_goal, np.asarray(q0, dtype=float), iters)
         if q is not None:
             return q
+    return None
+
+
+def first_unreachable(T_world_base: Pose, path_ee_world: Sequence[Pose], q_start_rad: NDArray[np.float64],
+                      flange_to_ee_m: float = 0.01) -> int | None:
+    """The index of the first end-effector waypoint (world frame) the arm cannot reach following the path from
+    ``q_start_rad`` (each waypoint solved from the previous solution), None when it can follow it all."""
+    T_base_world = np.linalg.inv(T_world_base.as_matrix())
+    T_ee_flange = np.linalg.inv(T_flange_ee(flange_to_ee_m))
+    q = np.asarray(q_start_rad, dtype=float)
+    for i, pose in enumerate(path_ee_world):
+        solved = piper_ik(T_base_world @ pose.as_matrix() @ T_ee_flange, q)
+        if solved is None:
+            return i
+        q = solved
     return None
