@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from mallvi.graph.context import Budgets
+from mallvi.config import Budgets
 
 Backend = Literal["rules", "llm"]
 PerceptionMode = Literal["sim", "color", "neural"]

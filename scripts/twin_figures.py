@@ -24,9 +24,9 @@ import numpy as np
 
 from mallvi.bench.scenes_tier2 import register_bench_scenes
 from mallvi.config import RunConfig
+from mallvi.contracts.geometry import Pose
 from mallvi.graph.sim_run import run_in_sim
 from mallvi.perception.pipeline import make_perception
-from mallvi.robot_drivers.base import Pose
 from mallvi.robot_drivers.calibration_io import calibrate_rig, load_views, save_rig_calibration
 from mallvi.sim_bridge.twin_calibration import error_vs_truth
 from mallvi.sim_bridge.twin_rig import capture_calibration_views, open_twin

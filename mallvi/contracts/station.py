@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, DeviceNotConnectedError, Pose, SkillAPI, StaleFrameError, WorldModel
-from mallvi.robot_drivers.safety import SafetyGuard
+from mallvi.contracts.errors import DeviceNotConnectedError, StaleFrameError
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.guard import MotionGuard
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.skills import SkillAPI
+from mallvi.contracts.world_model import WorldModel
 
 Vec3 = tuple[float, float, float]
 Box3 = tuple[Vec3, Vec3]
@@ -226,7 +229,7 @@ class Station(Protocol):
     table_top_z_m: float
     workspace_m: Mapping[ArmSide, Box3]
     reach: Mapping[ArmSide, ReachEnvelope]
-    guard: SafetyGuard
+    guard: MotionGuard
     oracle: SuccessOracle | None
     privileged: tuple[str, ...]
 

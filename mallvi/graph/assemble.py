@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mallvi.config import Budgets
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.observation import Observation
 from mallvi.contracts.station import Station, bounding_box
 from mallvi.graph.backends.base import AgentBackends
-from mallvi.graph.context import ArtifactStore, Budgets, GraphContext, PerceptionPort
-from mallvi.logviz.trace import TraceWriter
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.graph.context import ArtifactStore, GraphContext
+from mallvi.graph.ports import PerceptionPort
+from mallvi.tracing.trace import TraceWriter
 
 PERCEPTION_PRIVILEGED = "objects detected from the simulator's segmentation (--perception sim)"
 

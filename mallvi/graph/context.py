@@ -15,12 +15,14 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.skills import SkillAPI
 from mallvi.contracts.station import ReachEnvelope
+from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.backends.base import AgentBackends
 from mallvi.graph.schemas import Detection2D, SceneObject
-from mallvi.logviz.trace import TraceWriter
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, SkillAPI, WorldModel
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import Detection2D, SceneObject
-from mallvi.perception.observation import Observation
 from mallvi.perception.pipeline import Perception
 from mallvi.perception.scene_graph import PerceivedObject, size_class
 from mallvi.perception.types import Detection, LocalizationError, Localized3D

@@ -17,7 +17,7 @@ from mallvi.graph.assemble import build_context, run_start_fields
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.runner import Decider, drive
 from mallvi.graph.sim_run import RunResult
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 
 def run_on_rig(
@@ -53,7 +53,7 @@ def run_on_rig(
                             approve=cfg.approve, reflector_enabled=cfg.reflector, on_progress=progress)
         callbacks = []
         if trace is not None:
-            from mallvi.logviz.capture import TraceCallbackHandler
+            from mallvi.tracing.capture import TraceCallbackHandler
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=instruction, task="real_rig", seed=0,

@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from mallvi.config import ConfigError, RunConfig
+from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.station import Station
+from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.assemble import build_context, run_start_fields
 from mallvi.graph.goals import PredicateResult, centre_of, evaluate, truth_boxes
-from mallvi.graph.nodes.common import plan_refs
+from mallvi.graph.refs import plan_refs
 from mallvi.graph.runner import Decider, GraphOutcome, drive
 from mallvi.graph.schemas import ObjectRef
 from mallvi.graph.state import GraphState
-from mallvi.logviz.trace import TraceWriter
-from mallvi.robot_drivers.base import ARM_SIDES, WorldModel
+from mallvi.tracing.trace import TraceWriter
 
 if TYPE_CHECKING:
     from mallvi.graph.perception_adapter import PipelinePort
@@ -151,7 +152,7 @@ def run_in_sim(
                             privileged_perception=cfg.perception == "sim")
         callbacks = []
         if trace is not None:
-            from mallvi.logviz.capture import TraceCallbackHandler
+            from mallvi.tracing.capture import TraceCallbackHandler
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=text, task=task, seed=seed,

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
 from mallvi.perception.grasp import grasp_point
-from mallvi.perception.observation import Observation
 from mallvi.perception.projection import mask_geometry, project, support_z, surface_point
 from mallvi.perception.scene_graph import PerceivedObject, RelationThresholds, SceneGraph, object_id, size_class
 from mallvi.perception.segmentation import ColorMaskSegmenter, Segmenter, SimMaskSegmenter

@@ -19,10 +19,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.devices import Camera
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.perception.pipeline import Perception
 from mallvi.perception.scene_graph import PerceivedObject, SceneGraph
-from mallvi.robot_drivers.base import Camera, ObjectInfo, Pose, UnknownObjectError
 
 GRASP_BELOW_TOP_M = 0.025
 """A top-down contact point lies this far below the object's top (the simulator's blocks use the same)."""

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import Arm, ArmSide, DeviceNotConnectedError, DriverError, Pose
+from mallvi.contracts.devices import Arm
+from mallvi.contracts.errors import DeviceNotConnectedError, DriverError
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
 from mallvi.robot_drivers.driver_clock import REAL_CLOCK, DriverClock
 from mallvi.robot_drivers.piper_units import (

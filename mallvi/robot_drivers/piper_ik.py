@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import Pose
+from mallvi.contracts.geometry import Pose
 from mallvi.robot_drivers.piper_kinematics import JOINT_LIMITS_RAD, dh_fk
 from mallvi.robot_drivers.piper_units import T_flange_ee
 

@@ -2,7 +2,7 @@
 
 Each joint's origin is Rx(alpha)·Tx(a)·Rz(offset)·Tz(d); the joint then rotates about its local z. Lengths in
 metres, angles in radians. ``dh_fk`` gives the flange in the base frame, as piper_sdk's forward kinematics do.
-The simulator's URDF (``sim_bridge/embodiment/piper_dh.py``) is built from the same table.
+The simulator's URDF (``robot_drivers/embodiment/piper_dh.py``) is built from the same table.
 """
 
 from __future__ import annotations

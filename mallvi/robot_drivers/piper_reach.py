@@ -10,8 +10,8 @@ from the centre line) to the back edge at y = 0.30. A rig whose arms stand elsew
 
 from __future__ import annotations
 
+from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.station import ReachEnvelope
-from mallvi.robot_drivers.base import ArmSide
 
 
 def piper_reach(side: ArmSide, centre_x_m: float = 0.0) -> ReachEnvelope:

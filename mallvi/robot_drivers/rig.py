@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, Camera, DualArm, Pose, SkillAPI, WorldModel
+from mallvi.contracts.devices import Camera, DualArm
+from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.skills import SkillAPI
+from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.calibration_io import RigCalibration, load_rig_calibration
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
 from mallvi.robot_drivers.piper import PiperArm

@@ -20,18 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import (
-    ArmSide,
-    DriverError,
-    DualArm,
-    ObjectInfo,
-    Pose,
-    SkillResult,
-    UnknownObjectError,
-    WorldModel,
-    parse_arm,
-    parse_pose_list,
-)
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.errors import DriverError, UnknownObjectError
+from mallvi.contracts.geometry import ArmSide, Pose, parse_arm
+from mallvi.contracts.skills import SkillResult, parse_pose_list
+from mallvi.contracts.world_model import ObjectInfo, WorldModel
 from mallvi.robot_drivers.cloud_collision import obstacle_points, without_points_near
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.piper_ik import first_unreachable

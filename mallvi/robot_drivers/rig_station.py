@@ -9,8 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
+from mallvi.contracts.devices import Camera, DualArm
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
+from mallvi.contracts.skills import SkillAPI
 from mallvi.contracts.station import ArmState, Box3, FunctionCamera, ReachEnvelope, StationCamera, SuccessOracle
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Camera, DriverError, DualArm, Pose, SkillAPI, WorldModel
+from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.piper_reach import piper_reach
 from mallvi.robot_drivers.rig import RigConfig, make_real_rig
 from mallvi.robot_drivers.rig_skills import RigSkills

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.robot_drivers.rig import depth_to_world_points
 
 BIN_M = 0.002

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
+from mallvi.contracts.skills import SkillAPI
 from mallvi.contracts.station import ArmState, Box3, FunctionCamera, ReachEnvelope, StationCamera, SuccessOracle
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Pose, SkillAPI, WorldModel
+from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.piper_reach import piper_reach
 from mallvi.robot_drivers.safety import SafetyGuard
 from mallvi.sim_bridge import layout

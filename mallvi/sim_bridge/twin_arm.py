@@ -23,7 +23,7 @@ import threading
 import can
 import numpy as np
 
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 from mallvi.robot_drivers.piper_emulator import PiperEmulator
 from mallvi.robot_drivers.piper_ik import piper_ik
 from mallvi.robot_drivers.piper_units import T_base_flange_from_sdk

@@ -11,7 +11,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, DualArm, Pose
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.robot_drivers.config_piper import PiperConfig
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.sim_bridge import layout

@@ -17,10 +17,10 @@ import numpy as np
 import sapien
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.calibration import BoardSpec
+from mallvi.robot_drivers.embodiment.piper_dh import EE_OFFSET_M
 from mallvi.robot_drivers.piper_units import T_flange_ee
-from mallvi.sim_bridge.embodiment.piper_dh import EE_OFFSET_M
 from mallvi.sim_bridge.world import SimWorld
 
 PX_PER_M = 4000.0

@@ -18,7 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, DriverError, Pose
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.robot_drivers.calibration import BoardSpec, detect_board
 from mallvi.robot_drivers.calibration_io import (
     CalibrationView,
@@ -27,12 +28,12 @@ from mallvi.robot_drivers.calibration_io import (
     save_views,
     write_view_image,
 )
+from mallvi.robot_drivers.embodiment.piper_dh import EE_OFFSET_M
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.piper_ik import piper_ik
 from mallvi.robot_drivers.piper_units import T_flange_ee
 from mallvi.robot_drivers.realsense import RealSenseCamera
 from mallvi.sim_bridge import layout
-from mallvi.sim_bridge.embodiment.piper_dh import EE_OFFSET_M
 from mallvi.sim_bridge.twin_arms import TwinArms, true_arm_mounts
 from mallvi.sim_bridge.twin_board import FlangeBoard
 from mallvi.sim_bridge.twin_camera import TwinRealSenseSource

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.calibration import BoardSpec
 from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
 from mallvi.sim_bridge.twin_arms import TwinArms, connect_twin_arms, true_arm_mounts

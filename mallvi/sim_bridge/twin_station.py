@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.robot_drivers.base import ARM_SIDES, ArmSide, Pose, WorldModel
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
+from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.calibration_io import load_rig_calibration
 from mallvi.robot_drivers.rig import RigConfig, build_rig_skills
 from mallvi.robot_drivers.rig_skills import RigSkillsConfig

@@ -16,16 +16,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mallvi.config import RunConfig
+from mallvi.config import Budgets, RunConfig
+from mallvi.contracts.geometry import ARM_SIDES
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.assemble import build_context
 from mallvi.graph.backends.rules import rules_backends
-from mallvi.graph.context import Budgets, GraphContext
+from mallvi.graph.context import GraphContext
 from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.rig_run import run_on_rig
-from mallvi.perception.observation import Observation
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.synthetic import SynthBox, head_camera, render
-from mallvi.robot_drivers.base import ARM_SIDES, ObjectInfo
 from mallvi.robot_drivers.calibration import BoardSpec
 from mallvi.robot_drivers.calibration_io import ArmCalibration, RigCalibration, mount_matrix, save_rig_calibration
 from mallvi.robot_drivers.piper_emulator import PiperEmulator

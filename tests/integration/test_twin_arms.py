@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from mallvi.robot_drivers.base import DriverError, Pose
+from mallvi.contracts.errors import DriverError
+from mallvi.contracts.geometry import Pose
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.twin_arms import TwinArms, connect_twin_arms
 from mallvi.sim_bridge.world import SimWorld

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from mallvi.perception.observation import Observation
+from mallvi.contracts.observation import Observation
 from mallvi.perception.pipeline import make_perception
 from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
 from mallvi.sim_bridge.twin_camera import TwinRealSenseSource

@@ -7,13 +7,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mallvi.contracts.geometry import Pose
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.backends.base import CallLog
 from mallvi.graph.backends.llm_agents import LlmThinker
 from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.nodes.actor import actor, match_object
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.robot_drivers.base import ObjectInfo, Pose
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 from tests.fixtures.world_models import FixedWorld
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
-from mallvi.perception.observation import Observation
 from mallvi.perception.scene_graph import PerceivedObject, SceneGraph
 from mallvi.perception.synthetic import SynthBox, degrade, head_camera, random_blocks, render
 from mallvi.perception.types import Detection, PerceptionError, box_iou, mask_box

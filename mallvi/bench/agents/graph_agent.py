@@ -9,7 +9,7 @@ from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.contracts.station import Station
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class GraphAgent:
     def _drive(self, station: Station, task: BenchTask, w: Any, trace: TraceWriter) -> EpisodeStats:
         from mallvi.graph.assemble import build_context
         from mallvi.graph.runner import drive
-        from mallvi.logviz.capture import TraceCallbackHandler
+        from mallvi.tracing.capture import TraceCallbackHandler
 
         ctx = build_context(station, self.port, self.backends, budgets=self.budgets, trace=trace,
                             reflector_enabled=self.reflector, privileged_perception=self.run_cfg.perception == "sim")

@@ -8,7 +8,7 @@ fingers opening along the flange's y axis) and two fixed frames:
   reported end-effector pose, 0.12 m behind the grasp centre.
 - ``tcp``: the grasp centre, 0.13 m past the flange, same orientation as ``ee_link``.
 
-``python -m mallvi.sim_bridge.embodiment.piper_dh`` rewrites ``piper_arm.urdf`` and ``piper_arm.srdf``.
+``python -m mallvi.robot_drivers.embodiment.piper_dh`` rewrites ``piper_arm.urdf`` and ``piper_arm.srdf``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Arm: the instruction's arm if it names one, else the object's side (x < 0 left, x >= 0 right); after a failure
 blamed on reach, the other arm. An arm the instruction names for a placement places the object; when a fault left
 the object out of that arm's reach, the other arm first brings it to a relay spot in the middle. Reach comes from the
-Station (``GraphContext.reach``, one envelope per arm) and is judged at the grasp's height (a standing tall object
+Station (``AgentContext.reach``, one envelope per arm) and is judged at the grasp's height (a standing tall object
 is grasped near its top). A tall object is picked up with
 ``upright_actor``, which stands it up first when it lies on its side.
 
@@ -18,13 +18,13 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.geometry import ArmSide
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.robot_drivers.base import ArmSide
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 SIDE_GAP_M = 0.10
 SLOT_PITCH_M = 0.09
@@ -37,7 +37,7 @@ DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
 GRASP_BELOW_TOP_M = 0.025  # a standing object's top-down grasp centre lies this far below its top
 
 
-def _reaches(ctx: GraphContext, arm: str, x: float, y: float, height_m: float = 0.0,
+def _reaches(ctx: AgentContext, arm: str, x: float, y: float, height_m: float = 0.0,
              leaning: bool = False) -> bool:
     """Whether ``arm`` reaches a point ``height_m`` above the table, by the Station's reach envelope of that arm
     (``leaning``: with a leaned top-down grasp of an object on the table)."""
@@ -89,7 +89,7 @@ def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
     ]
 
 
-def _holding_arm(ctx: GraphContext, subtask: Subtask) -> str | None:
+def _holding_arm(ctx: AgentContext, subtask: Subtask) -> str | None:
     """The arm whose gripper senses an object, if the subtask allows that arm (None without the sensor)."""
     if ctx.gripper_holding is None:
         return None
@@ -160,7 +160,7 @@ def _pick_arm(subtask: Subtask, obj: SceneObject, attempt: int, feedback: str | 
 class RulesThinker:
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog,
     ) -> ActionPlan:
         obj = _find(localized, subtask.obj)
         if obj is None:
@@ -201,7 +201,7 @@ class RulesThinker:
                            _retry_grasp(attempt, feedback), _unreachable_arm(feedback), upright)
         return plan.model_copy(update={"rationale": note + plan.rationale})
 
-    def _carry(self, ctx: GraphContext, subtask: Subtask, obj: SceneObject, arm: str,
+    def _carry(self, ctx: AgentContext, subtask: Subtask, obj: SceneObject, arm: str,
                target_xyz: tuple[float, float, float],
                localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
                grasp_args: dict[str, float] | None = None, failed_arm: str | None = None,
@@ -309,8 +309,7 @@ def _key_matches(o: SceneObject, key: str) -> bool:
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef, exclude: str | None = None) -> SceneObject | None:
-    from mallvi.graph.binding import candidates_of
-    from mallvi.graph.refs import ResolutionError, resolve
+    from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 
     try:
         name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else [],
