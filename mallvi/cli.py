@@ -150,6 +150,34 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
     return str(args.save_views)
 
 
+PIPER_ANCHOR_MOUNT = "-0.30,-0.30,0.95,90"
+
+
+def _cmd_calibrate_twin(args: argparse.Namespace) -> int:
+    """Capture views in the simulated twin of --task/--seed, then solve and write them as for a rig."""
+    from mallvi.bench.catalog import scene_catalog
+    from mallvi.sim_bridge.scenes import UnknownSceneError
+    from mallvi.sim_bridge.twin_rig import capture_calibration_views, nominal_mount
+
+    if not args.save_views:
+        raise UsageError("without --from-dir, --save-views DIR is required (where the captured views go)")
+    if not 5 <= args.views <= 60:
+        raise UsageError(f"--views must be in 5..60 per arm, got {args.views}")
+    try:
+        spec = scene_catalog().get(args.task).spec  # every ST-BiBench task's scene has a twin
+    except UnknownSceneError as e:
+        raise UsageError(str(e).strip('"')) from e
+    if args.anchor_mount is None:
+        args.anchor_mount = ",".join(f"{v:.6f}" for v in nominal_mount(spec, args.anchor))
+    _parse_mount(args.anchor_mount)
+    print(f"mallvi calibrate: twin of {args.task} seed {args.seed}, {args.views} views per arm", file=sys.stderr)
+    capture_calibration_views(spec, args.seed, args.save_views, args.views,
+                              progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+    args.from_dir = args.save_views
+    args.robot = "piper"
+    return _cmd_calibrate(args)
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from mallvi.contracts.errors import DriverError
     from mallvi.robot_drivers.calibration import CalibrationError
@@ -161,7 +189,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         save_rig_calibration,
     )
 
-    mount = mount_matrix(*_parse_mount(args.anchor_mount))
+    if args.robot == "twin" and not args.from_dir:
+        return _cmd_calibrate_twin(args)
+    mount = mount_matrix(*_parse_mount(args.anchor_mount or PIPER_ANCHOR_MOUNT))
     try:
         folder = args.from_dir if args.from_dir else _collect_calibration_views(args)
     except DriverError as e:
@@ -284,7 +314,8 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
 
                 result = run_in_sim(instruction, task, seed, cfg, trace_dir=trace_dir, progress=progress,
                                     decide=_ask_approval if args.approve else None, checkpoint_path=checkpoint,
-                                    resume_thread=args.resume, catalog=scene_catalog())
+                                    resume_thread=args.resume, catalog=scene_catalog(),
+                                    twin_calibration=args.calibration if cfg.robot == "twin" else None)
     except (ConfigError, RefusalError, UsageError) as e:
         release_run_dir(trace_dir)
         raise UsageError(str(e)) from e
@@ -307,8 +338,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     instruction = args.instruction if args.instruction and args.instruction.strip() else None
     if args.instruction is not None and instruction is None:
         raise UsageError("the instruction is empty")
-    if args.task is None and args.robot == "sim":
-        raise UsageError("--task is required in the simulator (the scene to run in)")
+    if args.task is None and args.robot in ("sim", "twin"):
+        raise UsageError(f"--task is required with --robot {args.robot} (the scene to run in)")
     return _run_and_report(instruction, args.task or "real_rig", args.seed, args)
 
 
@@ -333,7 +364,9 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model request (default: 60)")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color",
                    help="color (default), sim (privileged masks: isolates planning) or neural")
-    p.add_argument("--robot", choices=["sim", "piper"], default="sim")
+    p.add_argument("--robot", choices=["sim", "piper", "twin"], default="sim",
+                   help="sim; piper (the real rig); twin (the rig's drivers, camera and skills on a simulated twin "
+                        "of --task, needs --calibration from `mallvi calibrate --robot twin`)")
     p.add_argument("--camera", choices=["sim", "realsense"], default="sim")
     p.add_argument("--calibration", default=os.environ.get("MALLVI_RIG_CALIBRATION", "rig_calibration.yaml"),
                    help="real rig: calibration YAML from `mallvi calibrate` (default: $MALLVI_RIG_CALIBRATION or "
@@ -391,7 +424,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         cfg = BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                           agent=args.agent, backend=args.backend, perception=args.perception,
                           contingency=args.contingency, llm=llm, save_images=not args.no_images,
-                          single_mode=args.single_mode, reuse=not args.no_reuse)  # fmt: skip
+                          single_mode=args.single_mode, reuse=not args.no_reuse,
+                          station=args.station, calibration=args.calibration)  # fmt: skip
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
         with _native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
@@ -480,8 +514,15 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--board-marker-m", type=float, default=0.03)
     p.add_argument("--anchor", choices=["left", "right"], default="left",
                    help="the arm whose mount fixes the world frame (default: left)")
-    p.add_argument("--anchor-mount", default="-0.30,-0.30,0.95,90",
-                   help="that arm's base in the world as 'x,y,z,yaw_deg' (default: -0.30,-0.30,0.95,90)")
+    p.add_argument("--anchor-mount", default=None,
+                   help="that arm's base in the world as 'x,y,z,yaw_deg' (default: -0.30,-0.30,0.95,90 on a rig; "
+                        "the drawing's mount in the twin)")
+    p.add_argument("--robot", choices=["piper", "twin"], default="piper",
+                   help="capture mode: the real Pipers, or the simulated twin (SAPIEN arms behind the CAN bus, "
+                        "a rendered board and RealSense)")
+    p.add_argument("--task", default="blocks_free", help="twin: the scene whose twin to calibrate in")
+    p.add_argument("--seed", type=int, default=0, help="twin: the scene's seed")
+    p.add_argument("--views", type=int, default=10, help="twin: views to capture per arm (default: 10)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_cmd_calibrate)
 
@@ -502,6 +543,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vlm-model", help="vision model")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color", help="default: color")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (default: 1)")
+    p.add_argument("--station", choices=["sim", "twin"], default="sim",
+                   help="sim (default) or twin: the rig's drivers, camera and skills on a simulated twin of each "
+                        "scene (graph agents only; needs --calibration)")
+    p.add_argument("--calibration", help="--station twin: calibration YAML from `mallvi calibrate --robot twin`")
     p.add_argument("--ray-address", help="run episodes as Ray tasks on this cluster (e.g. ray://head:10001)")
     p.add_argument("--contingency", choices=["none", "easy", "medium", "hard"], default="none",
                    help="simulated fault level (default: none)")

@@ -73,7 +73,7 @@ class RunConfig:
     agent_backends: dict[str, Backend] = field(default_factory=dict)
     llm: LlmConfig = field(default_factory=LlmConfig)
     perception: PerceptionMode = "color"
-    robot: Literal["sim", "piper"] = "sim"
+    robot: Literal["sim", "piper", "twin"] = "sim"
     camera: Literal["sim", "realsense"] = "sim"
     camera_name: str = "head"
     reflector: bool = True

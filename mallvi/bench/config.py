@@ -34,6 +34,9 @@ class BenchConfig:
         single_mode: "mallvi" or "paper" (see ``SINGLE_MODES``); only the single agent's Tier 2 runs differ.
         reuse: reuse a camera frame of an unchanged scene and a scan of an unchanged frame (``bench/reuse.py``);
             results are the same either way, only faster (off only to measure what it saves).
+        station: "sim" (the simulator's Station) or "twin" (the rig's Station on the simulated twin; the graph
+            agents only, with ``calibration``).
+        calibration: the twin's calibration YAML (from `mallvi calibrate --robot twin`).
     """
 
     tier: TierName
@@ -48,8 +51,19 @@ class BenchConfig:
     save_images: bool = True
     single_mode: str = "mallvi"
     reuse: bool = True
+    station: str = "sim"
+    calibration: str | None = None
 
     def __post_init__(self) -> None:
+        if self.station not in ("sim", "twin"):
+            raise ValueError(f"--station must be sim or twin, got {self.station!r}")
+        if self.station == "twin":
+            if self.agent not in ("mallvi", "mallvi-no-reflector"):
+                raise ValueError("--station twin runs the graph agents (mallvi, mallvi-no-reflector) only")
+            if self.perception == "sim":
+                raise ValueError("--station twin perceives like a rig: --perception color or neural")
+            if not self.calibration:
+                raise ValueError("--station twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
         if self.episodes < 1:
             raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
         if self.seed_start < 0:
@@ -84,4 +98,6 @@ class BenchConfig:
                                                                  "perception", "contingency")}  # fmt: skip
         if self.single_mode != "mallvi":  # only when set, so folders written before the option still resume
             ident["single_mode"] = self.single_mode
+        if self.station != "sim":  # likewise
+            ident["station"] = self.station
         return ident

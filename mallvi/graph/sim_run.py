@@ -29,7 +29,10 @@ from mallvi.graph.state import GraphState
 from mallvi.tracing.trace import TraceWriter
 
 if TYPE_CHECKING:  # the simulator is imported when a run starts, not with this module
+    from mallvi.graph.perception_adapter import PipelinePort
     from mallvi.sim_bridge.catalog import SceneCatalog, SuccessCheck
+    from mallvi.sim_bridge.scene_spec import SceneSpec
+    from mallvi.sim_bridge.world import SimWorld
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,10 @@ class RunResult(BaseModel):
 
 def check_available(cfg: RunConfig) -> None:
     """Refuse options whose implementation is not in this build, before anything is created."""
-    if cfg.robot != "sim" or cfg.camera != "sim":
+    if cfg.robot == "twin":
+        if cfg.perception == "sim":
+            raise ConfigError("--perception sim reads the simulator; the twin perceives like a rig: color or neural")
+    elif cfg.robot != "sim" or cfg.camera != "sim":
         raise NotAvailableError(f"--robot {cfg.robot} with --camera {cfg.camera}: mixing the simulator and the "
                                 "real rig is not supported; use --robot sim --camera sim or --robot piper "
                                 "--camera realsense")
@@ -95,11 +101,14 @@ def run_in_sim(
     checkpoint_path: str | Path | None = None,
     resume_thread: str | None = None,
     catalog: SceneCatalog | None = None,
+    twin_calibration: str | Path | None = None,
 ) -> RunResult:
     """Build the scene, run the graph on it and judge the result by simulator truth.
 
     ``catalog`` holds the scenes ``task`` may name and their success checks (``mallvi.bench.catalog`` adds the
-    benchmark's); without one, only the simulator's built-in scenes, judged by the goal predicates.
+    benchmark's); without one, only the simulator's built-in scenes, judged by the goal predicates. With
+    ``cfg.robot == "twin"`` the Station is the rig's over the simulated twin (``TwinStation``), whose drivers and
+    camera use ``twin_calibration``.
     """
     check_available(cfg)
     t_start = time.perf_counter()
@@ -125,14 +134,18 @@ def run_in_sim(
     from mallvi.graph.fault_budgets import budgets_for_contingency
     from mallvi.sim_bridge.contingency_profile import ContingencySpecError
 
+    station: Station
     try:
         budgets = budgets_for_contingency(cfg.contingency, cfg.budgets)
-        world = SimWorld.create(entry.spec, seed, **create_kw)
+        if cfg.robot == "twin":
+            station, world = _open_twin_station(entry.spec, seed, cfg, twin_calibration, perception)
+        else:
+            from mallvi.sim_bridge.station import SimStation
+
+            world = SimWorld.create(entry.spec, seed, **create_kw)
+            station = SimStation(world, main_camera=cfg.camera_name)
     except ContingencySpecError as e:
         raise ConfigError(f"--contingency: {e}") from e
-    from mallvi.sim_bridge.station import SimStation
-
-    station = SimStation(world, main_camera=cfg.camera_name)
     trace = TraceWriter(trace_dir) if trace_dir is not None else None
     if trace is not None and world.faults is not None:
         world.faults.listeners.append(fault_event_writer(trace))
@@ -147,7 +160,8 @@ def run_in_sim(
 
             callbacks.append(TraceCallbackHandler(trace))
             trace.emit("run_start", instruction=text, task=task, seed=seed,
-                       config={"backend": cfg.backend, "perception": cfg.perception, "reflector": cfg.reflector,
+                       config={"backend": cfg.backend, "perception": cfg.perception, "robot": cfg.robot,
+                               "reflector": cfg.reflector,
                                "single_agent": cfg.single_agent, "approve": cfg.approve},
                        **run_start_fields(ctx))
         checkpointer = None
@@ -188,6 +202,23 @@ def run_in_sim(
         if trace is not None:
             trace.close()
         station.close()
+
+
+def _open_twin_station(scene: SceneSpec, seed: int, cfg: RunConfig, calibration: str | Path | None,
+                       perception: PipelinePort) -> tuple[Station, SimWorld]:
+    """The rig's Station over the twin of (task, seed), with the drivers and camera calibrated by ``calibration``."""
+    from mallvi.robot_drivers.calibration_io import CalibrationFileError
+    from mallvi.sim_bridge.twin_station import TwinStation
+
+    if calibration is None:
+        raise ConfigError("the twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
+    contingency = cfg.contingency if cfg.contingency not in (None, "none") else None
+    try:
+        station = TwinStation.open(scene, seed, calibration, perception.world_model(), dry_run=cfg.dry_run,
+                                   contingency=contingency)
+    except (CalibrationFileError, ValueError) as e:
+        raise ConfigError(str(e)) from e
+    return station, station.twin.world
 
 
 def fault_event_writer(trace: TraceWriter) -> Callable[[dict[str, Any]], None]:

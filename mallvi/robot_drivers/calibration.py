@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 MIN_CORNERS = 6
 MIN_VIEWS = 5
+MAX_REPROJECTION_PX = 2.0  # a board pose that explains its corners worse than this is a failed PnP
 
 
 class CalibrationError(RuntimeError):
@@ -91,7 +92,8 @@ def _rotation_angle_deg(R: NDArray[np.float64]) -> float:
 
 def detect_board(image: NDArray[np.uint8], spec: BoardSpec, K: NDArray[np.float64],
                  dist: NDArray[np.float64] | None = None) -> BoardDetection | None:
-    """Detect the ChArUco board and estimate its pose; None if fewer than MIN_CORNERS corners are found."""
+    """Detect the ChArUco board and estimate its pose; None if fewer than MIN_CORNERS corners are found or the
+    pose explains them worse than MAX_REPROJECTION_PX (PnP on a few, nearly collinear corners can diverge)."""
     board = spec.board()
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
     corners, ids, _, _ = cv2.aruco.CharucoDetector(board).detectBoard(gray)
@@ -104,6 +106,9 @@ def detect_board(image: NDArray[np.uint8], spec: BoardSpec, K: NDArray[np.float6
         return None
     projected, _ = cv2.projectPoints(obj_pts, rvec, tvec, K, dist_coeffs)
     err = float(np.sqrt(np.mean(np.sum((projected.reshape(-1, 2) - img_pts.reshape(-1, 2)) ** 2, axis=1))))
+    if not math.isfinite(err) or err > MAX_REPROJECTION_PX:
+        log.info("board pose rejected: reprojection %.3g px from %d corners", err, len(ids))
+        return None
     R_cam_board = np.asarray(cv2.Rodrigues(rvec)[0], dtype=float)
     return BoardDetection(_T(R_cam_board, np.asarray(tvec, dtype=float)), len(ids), err)
 

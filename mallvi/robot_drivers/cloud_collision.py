@@ -57,6 +57,21 @@ def obstacle_points(cloud_world: NDArray[np.float64],
     return cloud
 
 
+def without_points_near(cloud_world: NDArray[np.float64], segments: Sequence[Segment],
+                        radius_m: float) -> NDArray[np.float64]:
+    """The cloud less the points within ``radius_m`` of any segment: the camera also sees the arms themselves,
+    and the points of a gripper where it stands are not obstacles to its own motion."""
+    cloud = np.asarray(cloud_world, dtype=float).reshape(-1, 3)
+    if len(cloud) == 0 or not segments:
+        return cloud
+    keep = np.ones(len(cloud), dtype=bool)
+    for a, b in segments:
+        ab = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+        t = np.clip((cloud - a) @ ab / max(float(ab @ ab), 1e-12), 0.0, 1.0)
+        keep &= np.linalg.norm(cloud - (a + t[:, None] * ab), axis=1) > radius_m
+    return cloud[keep]
+
+
 def first_cloud_hit(path: Sequence[Segment], cloud_world: NDArray[np.float64], radius_m: float,
                     ignore_boxes: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = (),
                     floor_z_m: float | None = None) -> tuple[int, NDArray[np.float64], float] | None:

@@ -21,6 +21,7 @@ from mallvi.contracts.devices import Arm
 from mallvi.contracts.errors import DeviceNotConnectedError, DriverError
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
+from mallvi.robot_drivers.driver_clock import REAL_CLOCK, DriverClock
 from mallvi.robot_drivers.piper_units import (
     T_base_flange_from_sdk,
     T_base_flange_to_sdk,
@@ -95,10 +96,13 @@ class PiperArm(Arm):
     Args:
         config: the arm's configuration.
         sdk_factory: builds the piper_sdk interface (injected in tests of error paths; the default is the SDK).
+        clock: what motion deadlines and waits run on (real time; the twin's simulated time).
     """
 
-    def __init__(self, config: PiperConfig, sdk_factory: Callable[[PiperConfig], Any] = _default_sdk_factory):
+    def __init__(self, config: PiperConfig, sdk_factory: Callable[[PiperConfig], Any] = _default_sdk_factory,
+                 clock: DriverClock = REAL_CLOCK):
         self.config = config
+        self._clock = clock
         self.side: ArmSide = config.side
         self._sdk_factory = sdk_factory
         self._sdk: Any = None
@@ -133,12 +137,12 @@ class PiperArm(Arm):
             ) from e
         self._sdk = sdk
         self._stopped = False
-        deadline = time.monotonic() + cfg.feedback_timeout_s
-        while time.monotonic() < deadline:
+        deadline = self._clock.monotonic() + cfg.feedback_timeout_s
+        while self._clock.monotonic() < deadline:
             if self._feedback_age_s() < cfg.feedback_timeout_s:
                 log.info("%s Piper connected on %s", self.side, cfg.can_name)
                 return
-            time.sleep(POLL_S)
+            self._clock.sleep(POLL_S)
         self.disconnect()
         raise DeviceNotConnectedError(
             f"{self.side} Piper: no feedback on CAN channel {cfg.can_name!r} within {cfg.feedback_timeout_s} s. "
@@ -160,13 +164,13 @@ class PiperArm(Arm):
     def enable(self) -> None:
         """Enable all six joint drivers and the gripper; raises DriverError if they do not all report enabled."""
         sdk = self._require()
-        deadline = time.monotonic() + self.config.enable_timeout_s
-        while time.monotonic() < deadline:
+        deadline = self._clock.monotonic() + self.config.enable_timeout_s
+        while self._clock.monotonic() < deadline:
             sdk.EnableArm(ALL_MOTORS)
             # Enable the gripper where it is (a stroke of 0 would close it).
             stroke_um = int(sdk.GetArmGripperMsgs().gripper_state.grippers_angle)
             sdk.GripperCtrl(max(stroke_um, 0), 0, GRIPPER_ENABLE, 0)
-            time.sleep(0.05)
+            self._clock.sleep(0.05)
             if all(sdk.GetArmEnableStatus()):
                 log.info("%s Piper enabled", self.side)
                 return
@@ -219,13 +223,13 @@ class PiperArm(Arm):
             if path[:, j].min() < lo - 1e-6 or path[:, j].max() > hi + 1e-6:
                 raise ValueError(f"joint {j + 1} leaves the Piper's limits [{lo}, {hi}] rad on this path")
         sdk = self._require_movable()
-        next_tick = time.monotonic()
+        next_tick = self._clock.monotonic()
         for q in path:
             sdk.ModeCtrl(CTRL_MODE_CAN, MOVE_J, self.config.speed_percent, 0x00)
             sdk.JointCtrl(*joints_to_sdk(q))
             self._raise_on_fault()
             next_tick += dt_s
-            time.sleep(max(0.0, next_tick - time.monotonic()))
+            self._clock.sleep(max(0.0, next_tick - self._clock.monotonic()))
         target = path[-1]
         self._wait_until(lambda: float(np.max(np.abs(self.joint_positions_rad() - target)))
                          <= self.config.joint_tolerance_rad, "the last joint target")
@@ -245,13 +249,13 @@ class PiperArm(Arm):
             raise ValueError(f"dt_s must be positive, got {dt_s!r}")
         commands = [T_base_flange_to_sdk(self._T_base_world @ p.as_matrix() @ self._T_ee_flange) for p in poses_world]
         sdk = self._require_movable()
-        next_tick = time.monotonic()
+        next_tick = self._clock.monotonic()
         for cmd in commands:
             sdk.ModeCtrl(CTRL_MODE_CAN, MOVE_P, self.config.speed_percent, 0x00)
             sdk.EndPoseCtrl(*cmd)
             self._raise_on_fault()
             next_tick += dt_s
-            time.sleep(max(0.0, next_tick - time.monotonic()))
+            self._clock.sleep(max(0.0, next_tick - self._clock.monotonic()))
         goal = poses_world[-1]
         self._wait_until(lambda: _reached(self.ee_pose(), goal, self.config.position_tolerance_m,
                                           self.config.orientation_tolerance_rad), "the end-effector target")
@@ -269,16 +273,16 @@ class PiperArm(Arm):
         sdk.GripperCtrl(gripper_opening_to_sdk_um(target, self.config.gripper_max_stroke_m), effort, GRIPPER_ENABLE, 0)
         # Wait until the fingers reach the target or stop moving (they stop early on an object).
         last = self.gripper_opening()
-        still_since = time.monotonic()
-        deadline = time.monotonic() + min(self.config.motion_timeout_s, 5.0)
-        while time.monotonic() < deadline:
-            time.sleep(0.02)
+        still_since = self._clock.monotonic()
+        deadline = self._clock.monotonic() + min(self.config.motion_timeout_s, 5.0)
+        while self._clock.monotonic() < deadline:
+            self._clock.sleep(0.02)
             now = self.gripper_opening()
             if abs(now - target) < 0.02:
                 return
             if abs(now - last) > 1e-3:
-                still_since, last = time.monotonic(), now
-            elif time.monotonic() - still_since > 0.3:
+                still_since, last = self._clock.monotonic(), now
+            elif self._clock.monotonic() - still_since > 0.3:
                 return
         raise DriverError(f"{self.side} Piper: the gripper did not settle within the timeout")
 
@@ -328,12 +332,12 @@ class PiperArm(Arm):
                               f"error code 0x{st.err_code:04X})")
 
     def _wait_until(self, reached: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + self.config.motion_timeout_s
-        while time.monotonic() < deadline:
+        deadline = self._clock.monotonic() + self.config.motion_timeout_s
+        while self._clock.monotonic() < deadline:
             if reached():
                 return
             self._raise_on_fault()
-            time.sleep(POLL_S)
+            self._clock.sleep(POLL_S)
         raise DriverError(f"{self.side} Piper did not reach {what} within {self.config.motion_timeout_s} s")
 
 

@@ -117,6 +117,15 @@ def make_real_rig(config: RigConfig, world_model: WorldModel,
         for undo in reversed(started):
             undo()
         raise
+    skills: SkillAPI = build_rig_skills(config, dual, camera, world_model,
+                                        {side: c.base_pose_world for side, c in cfgs.items()})
+    log.info("real rig ready (dry run: %s)", config.dry_run)
+    return dual, camera, skills
+
+
+def build_rig_skills(config: RigConfig, dual: DualArm, camera: Camera, world_model: WorldModel,
+                     mounts: dict[ArmSide, Pose]) -> RigSkills:
+    """The guarded skills over connected arms and a started camera (the depth cloud, the optional planner)."""
     limits = tuple(PIPER_JOINT_LIMITS_RAD)
     safety = config.safety or SafetyConfig(table_top_z_m=config.table_top_z_m,
                                            joint_limits_rad={"left": limits, "right": limits})
@@ -125,11 +134,9 @@ def make_real_rig(config: RigConfig, world_model: WorldModel,
     if config.use_mplib_planner:
         from mallvi.robot_drivers.rig_planner import MplibRigPlanner
 
-        planner = MplibRigPlanner({side: c.base_pose_world for side, c in cfgs.items()})
-    skills: SkillAPI = RigSkills(dual, world_model, SafetyGuard(safety), planner=planner,
-                                 config=_with_dry_run(config), cloud_world=cloud)
-    log.info("real rig ready (dry run: %s)", config.dry_run)
-    return dual, camera, skills
+        planner = MplibRigPlanner(mounts)
+    return RigSkills(dual, world_model, SafetyGuard(safety), planner=planner, config=_with_dry_run(config),
+                     cloud_world=cloud)
 
 
 def _with_dry_run(config: RigConfig) -> RigSkillsConfig:

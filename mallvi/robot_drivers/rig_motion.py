@@ -20,12 +20,26 @@ from mallvi.contracts.devices import DualArm
 from mallvi.contracts.errors import DriverError
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import Failure, FailureKind, SkillResult
-from mallvi.robot_drivers.cloud_collision import obstacle_points
+from mallvi.robot_drivers.cloud_collision import obstacle_points, without_points_near
+from mallvi.robot_drivers.piper import PiperArm
+from mallvi.robot_drivers.piper_ik import first_unreachable
 from mallvi.robot_drivers.rig_geometry import reachable_yaw, straight_path
 from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig
 from mallvi.robot_drivers.safety import SafetyGuard, refused
 
 log = logging.getLogger(__name__)
+
+SELF_FILTER_RADIUS_M = 0.06  # depth points this close to an arm's own gripper or wrist are the arm itself
+WRIST_BACK_M = 0.15
+SUPPORT_DEPTH_M = 0.03  # the surface an object stands on, this deep under its bottom, is not an obstacle to its grasp
+SUPPORT_HALF_XY_M = 0.05  # ... nor, this wide around the place point, to a place
+
+
+def support_box(xy_m: NDArray[np.float64], bottom_z_m: float, half_xy_m: float
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(centre, half extent) of the surface right under an object whose bottom is at ``bottom_z_m``."""
+    centre = np.array([float(xy_m[0]), float(xy_m[1]), bottom_z_m - SUPPORT_DEPTH_M / 2])
+    return centre, np.array([half_xy_m, half_xy_m, SUPPORT_DEPTH_M / 2 + 0.005])
 
 JointPlanner = Callable[[ArmSide, list[Pose], NDArray[np.float64], float], NDArray[np.float64] | str]
 """``(side, ee_path, q_start, dt_s) -> joint path | reason``, e.g. ``MplibRigPlanner``."""
@@ -56,6 +70,34 @@ class RigMotionCore:
     def _other_pose(self, side: ArmSide) -> Pose:
         return self.current_pose("right" if side == "left" else "left")
 
+    def _arm_segments(self) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Where each gripper and wrist stand now: from ``WRIST_BACK_M`` behind the end effector to the grasp centre."""
+        segments = []
+        for arm in (self.dual_arm.left, self.dual_arm.right):
+            pose = arm.ee_pose()
+            approach = pose.as_matrix()[:3, 0]
+            segments.append((pose.p - WRIST_BACK_M * approach, self.guard.tcp_point(pose)))
+        return segments
+
+    def _reachable_path(self, side: ArmSide, start: Pose, goal: Pose) -> list[Pose] | str:
+        """The straight path to ``goal``, or, when the arm cannot follow it (a waypoint without a joint solution
+        for a Piper), turning in place first and then the straight line; a reason when neither can be followed."""
+        path = straight_path(start, goal, self.config.step_m)
+        arm = self.dual_arm.arm(side)
+        mount = getattr(arm, "base_pose_world", None)
+        if not self.config.check_reach or not isinstance(mount, Pose) or not isinstance(arm, PiperArm):
+            return path
+        q = arm.joint_positions_rad()
+        bad = first_unreachable(mount, path, q, arm.config.flange_to_ee_m)
+        if bad is None:
+            return path
+        turned = Pose.from_arrays(start.p, goal.q)
+        two_step = straight_path(start, turned, self.config.step_m) + straight_path(turned, goal, self.config.step_m)
+        if first_unreachable(mount, two_step, q, arm.config.flange_to_ee_m) is None:
+            return two_step
+        return (f"the {side} arm cannot reach waypoint {bad} of the path (at {np.round(path[bad].p, 3).tolist()} m): "
+                "no joint solution")
+
     def _dt_s(self, path: list[Pose], start: Pose) -> float:
         longest = max(float(np.linalg.norm(b.p - a.p)) for a, b in zip([start, *path[:-1]], path, strict=True))
         return max(longest / self.config.ee_speed_m_s, 0.01)
@@ -65,7 +107,10 @@ class RigMotionCore:
         """Check the whole straight path to ``goal`` and execute it (unless dry-run); None, or why not (nothing
         moved): ``REFUSED_BY_GUARD``, ``NO_PLAN`` (the planner hook found none) or ``DEVICE_FAULT``."""
         start = self.current_pose(side)
-        path = straight_path(start, goal, self.config.step_m)
+        reachable = self._reachable_path(side, start, goal)
+        if isinstance(reachable, str):
+            return Failure(FailureKind.UNREACHABLE, f"{label}: {reachable}")
+        path = reachable
         dt_s = self._dt_s(path, start)
         why = self.guard.check_ee_path(side, path, dt_s, current=start)
         if why is None:
@@ -73,6 +118,7 @@ class RigMotionCore:
             why = next((w for p in path if (w := self.guard.check_clearance(side, p, other)) is not None), None)
         cloud = self.cloud_world() if self.cloud_world is not None and why is None else None
         if cloud is not None:
+            cloud = without_points_near(cloud, self._arm_segments(), SELF_FILTER_RADIUS_M)
             why = self.guard.check_path_against_cloud(side, path, cloud, ignore_boxes=ignore)
         if why is not None:
             return refused(f"{label}: {why}")

@@ -29,7 +29,7 @@ from mallvi.robot_drivers.rig_geometry import (
     pose_from,
     top_down_rotation,
 )
-from mallvi.robot_drivers.rig_motion import CartesianArm, JointPlanner, RigMotionCore
+from mallvi.robot_drivers.rig_motion import SUPPORT_HALF_XY_M, CartesianArm, JointPlanner, RigMotionCore, support_box
 from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig
 from mallvi.robot_drivers.rig_upright import stand_up_on_rig
 from mallvi.robot_drivers.safety import SafetyGuard, refused
@@ -131,7 +131,8 @@ class RigSkills(RigMotionCore):
         ee_grasp = pose_from(grasp_centre + np.array([0, 0, tcp + grasp_m]), R)
         ee_pre = pose_from(grasp_centre + np.array([0, 0, tcp + pre_m]), R)
         ee_lift = pose_from(ee_grasp.p + np.array([0, 0, self.config.lift_m]), R)
-        target_box = [(centre, half + 0.01)]
+        footprint_m = max(half[0], half[1]) + 0.01
+        target_box = [(centre, half + 0.01), support_box(centre[:2], centre[2] - half[2], footprint_m)]
 
         def body(log_: list[Command]) -> SkillResult:
             steps: list[Callable[[], Failure | None]] = [
@@ -200,8 +201,9 @@ class RigSkills(RigMotionCore):
         ee_pre = pose_from(ee_place.p + np.array([0, 0, pre_m]), R)
 
         def body(log_: list[Command]) -> SkillResult:
+            support = [support_box(place_centre[:2], vals[2] + dis_m, SUPPORT_HALF_XY_M)]
             why = (self.move_straight(side, ee_pre, log_, "pre-place")
-                   or self.move_straight(side, ee_place, log_, "lower"))
+                   or self.move_straight(side, ee_place, log_, "lower", ignore=support))
             if why is not None:
                 return why.result()
             if is_open:

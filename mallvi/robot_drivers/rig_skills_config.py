@@ -24,6 +24,8 @@ class RigSkillsConfig:
         palm_to_tcp_m: from the gripper's palm (where the fingers start) to the grasp centre; measure it on your
             gripper (``upright_actor`` keeps a swinging object's end clear of the palm with it).
         swing_dwell_s: how long ``upright_actor`` keeps the grip loose while the object swings upright.
+        check_reach: solve the Piper's inverse kinematics along every path before sending it; a path the arm
+            cannot follow is turned in place first or refused, instead of stopping the arm with "no IK solution".
     """
 
     dry_run: bool = False
@@ -34,6 +36,7 @@ class RigSkillsConfig:
     lift_m: float = 0.08
     palm_to_tcp_m: float = 0.06
     swing_dwell_s: float = 1.5
+    check_reach: bool = False
 
     def __post_init__(self) -> None:
         for name in ("step_m", "ee_speed_m_s", "grasp_below_top_m", "min_grasp_opening", "lift_m", "palm_to_tcp_m",

@@ -8,6 +8,7 @@ from typing import Any
 from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.contracts.station import Station
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
@@ -30,20 +31,37 @@ class GraphAgent:
         self.backends = make_backends(self.run_cfg)
         self.port = PipelinePort(make_perception(cfg.perception))
         self.reflector = reflector
+        self.station = cfg.station
+        self.calibration = cfg.calibration
         # retries matched to the fault level, exactly as `mallvi run --contingency` does
         self.budgets = budgets_for_contingency(cfg.contingency, self.run_cfg.budgets)
 
     def run_episode(self, task: BenchTask, world: BenchWorld, trace: TraceWriter) -> EpisodeStats:
-        from mallvi.graph.assemble import build_context
-        from mallvi.graph.runner import drive
         from mallvi.graph.sim_run import fault_event_writer
         from mallvi.sim_bridge.station import SimStation
-        from mallvi.tracing.capture import TraceCallbackHandler
 
         w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
         if getattr(w, "faults", None) is not None:
             w.faults.listeners.append(fault_event_writer(trace))  # injected faults reach the trace as they happen
-        station = SimStation(w, main_camera=self.run_cfg.camera_name)  # the runner closes the world, not the agent
+        station: Station
+        if self.station == "twin":
+            from mallvi.sim_bridge.twin_station import TwinStation
+
+            assert self.calibration is not None  # BenchConfig checks it
+            station = TwinStation.on_world(w, self.calibration, self.port.world_model())
+        else:
+            station = SimStation(w, main_camera=self.run_cfg.camera_name)  # the runner closes the world
+        try:
+            return self._drive(station, task, w, trace)
+        finally:
+            if self.station == "twin":
+                station.close()  # the twin's drivers and camera; the runner closes the world
+
+    def _drive(self, station: Station, task: BenchTask, w: Any, trace: TraceWriter) -> EpisodeStats:
+        from mallvi.graph.assemble import build_context
+        from mallvi.graph.runner import drive
+        from mallvi.tracing.capture import TraceCallbackHandler
+
         ctx = build_context(station, self.port, self.backends, budgets=self.budgets, trace=trace,
                             reflector_enabled=self.reflector, privileged_perception=self.run_cfg.perception == "sim")
         instruction = getattr(w, "instruction", "") or task.instruction

@@ -20,18 +20,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-A_M = (0.0, 0.0, 0.28503, -0.02198, 0.0, 0.0)
-D_M = (0.123, 0.0, 0.0, 0.25075, 0.0, 0.091)
-ALPHA_RAD = (0.0, -math.pi / 2, 0.0, math.pi / 2, -math.pi / 2, math.pi / 2)
-OFFSET_RAD = (0.0, -math.radians(172.22), -math.radians(102.78), 0.0, 0.0, 0.0)
-JOINT_LIMITS_RAD = (
-    (-2.6179, 2.6179),
-    (0.0, 3.14),
-    (-2.967, 0.0),
-    (-1.745, 1.745),
-    (-1.22, 1.22),
-    (-2.09439, 2.09439),
+from mallvi.robot_drivers.piper_kinematics import (  # noqa: F401  (re-exported: the URDF is built from them)
+    A_M,
+    ALPHA_RAD,
+    D_M,
+    JOINT_LIMITS_RAD,
+    OFFSET_RAD,
+    dh_fk,
+    joint_origin,
 )
+
 FINGER_TRAVEL_M = 0.04  # per finger; full opening 0.08 m
 EE_OFFSET_M = 0.01  # ee_link past the flange
 TCP_OFFSET_M = 0.13  # grasp centre past the flange
@@ -39,39 +37,6 @@ FINGER_BASE_M = 0.07  # where the fingers start past the flange
 FINGER_LENGTH_M = 0.07
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 7))
 FINGER_JOINTS = ("left_finger_joint", "right_finger_joint")
-
-
-def _rx(a: float) -> NDArray[np.float64]:
-    c, s = math.cos(a), math.sin(a)
-    T = np.eye(4)
-    T[1:3, 1:3] = [[c, -s], [s, c]]
-    return T
-
-
-def _rz(a: float) -> NDArray[np.float64]:
-    c, s = math.cos(a), math.sin(a)
-    T = np.eye(4)
-    T[0:2, 0:2] = [[c, -s], [s, c]]
-    return T
-
-
-def _trans(x: float, y: float, z: float) -> NDArray[np.float64]:
-    T = np.eye(4)
-    T[:3, 3] = (x, y, z)
-    return T
-
-
-def joint_origin(i: int) -> NDArray[np.float64]:
-    """The fixed transform from link i's frame to joint i+1's frame (before the joint rotates), 0-based i."""
-    return _rx(ALPHA_RAD[i]) @ _trans(A_M[i], 0, 0) @ _rz(OFFSET_RAD[i]) @ _trans(0, 0, D_M[i])
-
-
-def dh_fk(q_rad: NDArray[np.float64] | list[float]) -> NDArray[np.float64]:
-    """T_base_flange for six joint angles (radians), straight from the DH table."""
-    T = np.eye(4)
-    for i in range(6):
-        T = T @ joint_origin(i) @ _rz(float(q_rad[i]))
-    return T
 
 
 def _origin_xml(T: NDArray[np.float64]) -> str:

@@ -1,0 +1,97 @@
+"""The twin's RealSense: SAPIEN renders of a D435-like camera, through a pyrealsense2 software device.
+
+Two SAPIEN cameras stand where a D435's colour imager and its (left-imager) depth origin are, 15 mm apart. Every
+read renders both at the current simulated state, gives the depth the sensor's behaviour (``twin_depth``) and
+pushes the pair into ``SyntheticRealSense``: z16 depth in 1 mm units and rgb8 colour, with the depth-to-colour
+extrinsics registered, so ``RealSenseCamera`` aligns depth to colour with librealsense's ``align`` as on a rig.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
+from mallvi.sim_bridge import layout
+from mallvi.sim_bridge.cameras import CameraSpec, T_world_cam_cv, add_fixed_camera, capture, look_pose
+from mallvi.sim_bridge.twin_depth import StereoDepthModel
+from mallvi.sim_bridge.world import SimWorld
+
+
+@dataclass(frozen=True)
+class D435Spec:
+    """Where the twin's camera stands and what it sees (colour imager position and viewing direction, metres)."""
+
+    position_m: tuple[float, float, float] = layout.HEAD_CAMERA[0]
+    look_dir: tuple[float, float, float] = layout.HEAD_CAMERA[1]
+    size_px: tuple[int, int] = (640, 480)
+    color_fovy_rad: float = math.radians(42.0)
+    depth_fovy_rad: float = math.radians(58.0)
+    depth_offset_m: float = 0.015  # the depth origin lies this far to the colour imager's left
+    fps: int = 30
+    depth: StereoDepthModel = field(default_factory=StereoDepthModel)
+
+
+class TwinRealSenseSource:
+    """A frame source for ``RealSenseCamera``: each wait renders and pushes a fresh pair, then hands it over."""
+
+    def __init__(self, world: SimWorld, spec: D435Spec | None = None, noise_seed: int = 0) -> None:
+        self.world = world
+        self.spec = spec or D435Spec()
+        s = self.spec
+        pose = look_pose(s.position_m, s.look_dir)
+        left = pose.to_transformation_matrix()[:3, 1]
+        dx, dy, dz = (float(v) for v in np.asarray(s.position_m) + s.depth_offset_m * left)
+        depth_pos = (dx, dy, dz)
+        self._color = add_fixed_camera(world.scene, CameraSpec("twin_color", s.position_m, s.look_dir, s.size_px,
+                                                               s.color_fovy_rad))
+        self._depth = add_fixed_camera(world.scene, CameraSpec("twin_depth", depth_pos, s.look_dir, s.size_px,
+                                                               s.depth_fovy_rad))
+        self.K_color = np.asarray(self._color.get_intrinsic_matrix(), dtype=float)
+        self.K_depth = np.asarray(self._depth.get_intrinsic_matrix(), dtype=float)
+        self.T_world_color = T_world_cam_cv(self._color)
+        T_world_depth = T_world_cam_cv(self._depth)
+        self.T_color_depth = np.linalg.inv(self.T_world_color) @ T_world_depth
+        w, h = s.size_px
+        self.device = SyntheticRealSense(w, h, self.K_color, self.K_depth, self.T_color_depth, fps=s.fps)
+        self._rng = np.random.default_rng([int(world.seed), int(noise_seed)])
+        self._frame = 0
+        self.before_render: list[Callable[[], None]] = []  # e.g. a calibration board following a flange
+
+    def render_pair(self) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
+        """Render colour and the sensor's depth (metres, 0 = hole) at the current simulated state."""
+        for hook in self.before_render:
+            hook()
+        self.world.scene.update_render()
+        color = capture(self._color, "twin_color", self.world.sim_time_s, {}, with_seg=False)
+        depth_view = capture(self._depth, "twin_depth", self.world.sim_time_s, {}, with_seg=False)
+        depth = self.spec.depth.apply(depth_view.depth_m, depth_view.rgb, float(self.K_depth[0, 0]), self._rng)
+        return color.rgb, depth
+
+    # ---- what RealSenseCamera calls -------------------------------------------------------------------------
+    def poll_for_frames(self) -> Any:
+        """Drop anything queued from earlier pushes: the newest frame is the one the next wait renders."""
+        while self.device.syncer.poll_for_frames():
+            pass
+        return None
+
+    def try_wait_for_frames(self, timeout_ms: int) -> tuple[bool, Any]:
+        rgb, depth = self.render_pair()
+        self._frame += 1
+        self.device.push(rgb, depth, self._frame, 1000.0 / self.spec.fps * self._frame)
+        ok, fs = self.device.syncer.try_wait_for_frames(timeout_ms)
+        while ok and fs.size() < 2:  # the primer pair or a single frame: wait for the pair just pushed
+            ok, fs = self.device.syncer.try_wait_for_frames(timeout_ms)
+        while True:
+            later = self.device.syncer.poll_for_frames()
+            if not later:
+                return ok, fs
+            fs = later
+
+    def close(self) -> None:
+        self.device.close()

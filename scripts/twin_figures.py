@@ -1,0 +1,191 @@
+"""Rehearse the real rig on its simulated twin and measure it (docs/real_rig.md, "Rehearse before the hardware").
+
+    PYTHONPATH=. python scripts/twin_figures.py --out figures/twin --seeds 1000:1003 --perception-seeds 1000:1005
+
+Parts (``--parts``): ``calibration`` (camera and mount error against the twin's truth for 10 and 20 views),
+``perception`` (perceived position error of blocks, bowls, bottles and a lying bar through the software RealSense
+and the 10-view calibration), ``success`` (the five block/handover/basket tasks on the twin station and on the
+simulator station, same seeds, rules backend, colour perception; each failure's reason, guard refusals,
+depth-cloud stops and wall time per episode). Results go to OUT/twin_figures.json; progress to stderr.
+Seeds used while developing the twin: 0 (and 3 for the arm/camera tests); report on seeds >= 1000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mallvi.bench.catalog import scene_catalog
+from mallvi.config import RunConfig
+from mallvi.contracts.geometry import Pose
+from mallvi.graph.sim_run import run_in_sim
+from mallvi.perception.pipeline import make_perception
+from mallvi.robot_drivers.calibration_io import calibrate_rig, load_views, save_rig_calibration
+from mallvi.sim_bridge.twin_calibration import error_vs_truth
+from mallvi.sim_bridge.twin_rig import capture_calibration_views, open_twin
+from mallvi.sim_bridge.world import SimWorld
+
+SUCCESS_TASKS = ("stack_blocks_two", "stack_blocks_three", "blocks_ranking_rgb", "handover_block",
+                 "place_object_basket")
+PERCEPTION_SCENES = {"block": "stack_blocks_three", "bowl": "stack_bowls_three", "bottle": "put_bottles_dustbin",
+                     "lying bar": "grab_roller"}
+CALIBRATION_SCENE = "stack_blocks_two"
+GUARD_WORDS = ("workspace", "table", "clearance", "speed", "step", "joint limit", "not finite")
+
+
+def _log(msg: str) -> None:
+    print(f"[twin] {msg}", file=sys.stderr, flush=True)
+
+
+def _seeds(text: str) -> list[int]:
+    lo, hi = (int(v) for v in text.split(":"))
+    return list(range(lo, hi))
+
+
+def calibrate(views: int, seed: int, folder: Path) -> tuple[Path, dict[str, Any]]:
+    t0 = time.perf_counter()
+    capture_calibration_views(CALIBRATION_SCENE, seed, folder / f"views_{views}", views)
+    world = SimWorld.create(CALIBRATION_SCENE, seed, render=False)
+    from mallvi.sim_bridge.twin_arms import true_arm_mounts
+
+    anchor = true_arm_mounts(world)["left"].as_matrix()
+    calib, skipped = calibrate_rig(load_views(folder / f"views_{views}"), "left", anchor)
+    out = save_rig_calibration(folder / f"calibration_{views}.yaml", calib)
+    rig = open_twin(scene_catalog().get(CALIBRATION_SCENE).spec, seed, enable=False)
+    try:
+        err = error_vs_truth(calib, rig.world, rig.true_T_world_cam)
+    finally:
+        rig.close()
+        world.close()
+    row = {"views_per_arm": views, "camera_mm": round(err.camera_mm, 2), "camera_deg": round(err.camera_deg, 3),
+           "right_mount_mm": round(err.mounts_mm.get("right", float("nan")), 2),
+           "skipped": {k: len(v) for k, v in skipped.items()}, "wall_s": round(time.perf_counter() - t0, 1)}
+    _log(f"calibration {views} views: {row}")
+    return out, row
+
+
+def perception_errors(calibration: Path, seeds: list[int]) -> dict[str, Any]:
+    from mallvi.robot_drivers.calibration_io import load_rig_calibration
+
+    calib = load_rig_calibration(calibration)
+    mounts = {s: Pose.from_matrix(a.T_world_base) for s, a in calib.arms.items()}
+    perception = make_perception("color")
+    rows: dict[str, Any] = {}
+    for kind, scene in PERCEPTION_SCENES.items():
+        errors: list[float] = []
+        missed = 0
+        for seed in seeds:
+            rig = open_twin(scene_catalog().get(scene).spec, seed, mounts=mounts, T_world_cam=calib.T_world_cam,
+                            enable=False)
+            try:
+                graph = perception.describe(rig.camera.read(), remember=False)
+                for obj in rig.world.objects.values():
+                    info = obj.info()
+                    truth = np.asarray(info.points["center"].position_m if "center" in info.points
+                                       else info.pose.position_m)
+                    cands = [np.asarray(o.position_world) for o in graph.objects]
+                    d = min((float(np.linalg.norm(c - truth)) for c in cands), default=float("inf"))
+                    if d > 0.1:
+                        missed += 1
+                    else:
+                        errors.append(1000.0 * d)
+            finally:
+                rig.close()
+        rows[kind] = {"scene": scene, "n": len(errors), "missed": missed,
+                      "median_mm": round(float(np.median(errors)), 1) if errors else None,
+                      "p95_mm": round(float(np.percentile(errors, 95)), 1) if errors else None}
+        _log(f"perception {kind}: {rows[kind]}")
+    return rows
+
+
+def _stops(trace_dir: Path) -> tuple[int, int]:
+    """(guard refusals, depth-cloud stops) in one episode's trace, from the Actor's reports."""
+    refusals = stops = 0
+    events = trace_dir / "events.jsonl"
+    if not events.is_file():
+        return 0, 0
+    for line in events.read_text().splitlines():
+        e = json.loads(line)
+        if e.get("kind") != "node_end" or e.get("node") != "actor":
+            continue
+        report = (e.get("outputs") or {}).get("actor_report") or {}
+        message = str(report.get("message") or "")
+        if report.get("ok", True):
+            continue
+        # Measurement only: the guard's messages name what it checked.
+        if "obstacle point" in message:
+            stops += 1
+        elif any(w in message for w in GUARD_WORDS):
+            refusals += 1
+    return refusals, stops
+
+
+def success(calibration: Path, seeds: list[int], tasks: tuple[str, ...], folder: Path) -> list[dict[str, Any]]:
+    rows = []
+    for task in tasks:
+        for seed in seeds:
+            for station in ("twin", "sim"):
+                cfg = RunConfig(backend="rules", perception="color", robot=station)
+                trace = folder / "traces" / f"{task}_{seed}_{station}"
+                t0 = time.perf_counter()
+                try:
+                    result = run_in_sim(None, task, seed, cfg, trace_dir=trace, catalog=scene_catalog(),
+                                        twin_calibration=calibration if station == "twin" else None)
+                    ok, reason = result.success, (result.failure_report or {}).get("reason") or result.refusal
+                except Exception as e:  # a crash is a finding to report, not a reason to stop measuring
+                    ok, reason = False, f"crashed: {type(e).__name__}: {e}"
+                refusals, stops = _stops(trace)
+                row = {"task": task, "seed": seed, "station": station, "success": bool(ok),
+                       "reason": None if ok else reason, "guard_refusals": refusals, "cloud_stops": stops,
+                       "wall_s": round(time.perf_counter() - t0, 1)}
+                rows.append(row)
+                _log(json.dumps(row))
+    return rows
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="figures/twin")
+    p.add_argument("--seeds", default="1000:1003", help="success episodes' seeds, lo:hi (default 1000:1003)")
+    p.add_argument("--perception-seeds", default="1000:1005")
+    p.add_argument("--calibration-seed", type=int, default=1000)
+    p.add_argument("--tasks", default=",".join(SUCCESS_TASKS))
+    p.add_argument("--parts", default="calibration,perception,success")
+    p.add_argument("--run-views", type=int, choices=[10, 20], default=20,
+                   help="which calibration the perception and success parts use (default: the 20-view one)")
+    p.add_argument("--calibration", help="use this calibration file instead (skips nothing else)")
+    args = p.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    parts = set(args.parts.split(","))
+    figures: dict[str, Any] = {"seeds": args.seeds, "perception_seeds": args.perception_seeds,
+                               "calibration_seed": args.calibration_seed}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if "calibration" in parts:
+            calib10, row10 = calibrate(10, args.calibration_seed, folder)
+            calib20, row20 = calibrate(20, args.calibration_seed, folder)
+            figures["calibration"] = [row10, row20]
+            for views, path in ((10, calib10), (20, calib20)):
+                (out / f"calibration_{views}.yaml").write_text(path.read_text())
+        run_calibration = Path(args.calibration) if args.calibration else out / f"calibration_{args.run_views}.yaml"
+        figures["run_calibration"] = str(run_calibration)
+        if "perception" in parts:
+            figures["perception"] = perception_errors(run_calibration, _seeds(args.perception_seeds))
+        (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
+        if "success" in parts:
+            figures["success"] = success(run_calibration, _seeds(args.seeds), tuple(args.tasks.split(",")), folder)
+    (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
+    _log(f"written {out / 'twin_figures.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
