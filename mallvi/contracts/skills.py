@@ -46,13 +46,13 @@ class FailureKind(StrEnum):
     UNREACHABLE = "unreachable"  # no inverse-kinematics solution for the target / no grasp of the object in reach
     NO_PLAN = "no_plan"  # no collision-free path (or screw motion) to a target that may have IK
     GRASP_EMPTY = "grasp_empty"  # the gripper closed on nothing
-    GRASP_OFF_TARGET = "grasp_off_target"  # the fingers stopped on something, but the object is not between them
+    GRASP_OFF_TARGET = "grasp_off_target"  # the fingers closed on something else, or on the object at the wrong spot
     NOT_HOLDING = "not_holding"  # a skill that needs a held object found the gripper without it
     UNKNOWN_OBJECT = "unknown_object"  # the world model does not know the object name
     BAD_PARAMETERS = "bad_parameters"  # malformed arguments (types, lengths, non-unit quaternions, ...)
     WRONG_ARM = "wrong_arm"  # this arm may not act on the object now (allocation rule, it holds something else)
     OBJECT_STATE = "object_state"  # the object is not in a state the skill acts on (on its top, too wide, held)
-    EXECUTION = "execution"  # the motion ran but the object did not follow (shifted, slipped, fell, askew)
+    EXECUTION = "execution"  # the motion ran but the object did not follow (fell out of the hand, swung askew)
     DEVICE_FAULT = "device_fault"  # a driver, bus or camera error, or a skill that raised
     OTHER = "other"  # the default of ``SkillResult.failure`` for a skill that names no kind (mallvi's all do)
 

@@ -113,7 +113,7 @@ def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info:
         put_down(sk, side, grasp_tcp_z)
         return SkillResult.failure(f"{actor} shifted as the fingers closed: the grasp is {lever * 100:.1f} cm from its "
                                    f"centre towards its top (at least {MIN_LEVER_M * 100:.0f} cm needed); released "
-                                   "it where it lies", FailureKind.EXECUTION, grasp=grasped.key)
+                                   "it where it lies", FailureKind.GRASP_OFF_TARGET, grasp=grasped.key)
     pivot_z = pivot_height_m(support_z, float(size[2]), d_end)
     far = -np.array([T_obj[0, 2], T_obj[1, 2], 0.0])
     sweep = _Sweep(far / max(1e-9, float(np.linalg.norm(far))), float(size[2]), d_end, thickness)
