@@ -271,7 +271,7 @@ def _native_stdout_to_stderr() -> Iterator[None]:
 def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
     from mallvi.contracts.errors import DriverError
-    from mallvi.graph.backends.base import MODEL_FAILURE, RefusalError
+    from mallvi.graph.backends.base import RefusalError
     from mallvi.graph.cli_support import (
         check_checkpoint,
         check_seed,
@@ -329,12 +329,14 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         print("\n".join(_safe(line) for line in summary_lines(result)))
     if result.status == "refused":
         print(f"mallvi: error: refused: {_safe(str(result.refusal))}", file=sys.stderr)
-        if MODEL_FAILURE in str(result.refusal):  # the endpoint, not the instruction: not bad input
+        if result.refusal_cause == "model":  # the endpoint, not the instruction: not bad input
             return EXIT_UNAVAILABLE
     return result.exit_code
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.instruction is not None:  # pasted text may carry colour codes: they are no part of an instruction
+        args.instruction = _safe(args.instruction)
     instruction = args.instruction if args.instruction and args.instruction.strip() else None
     if args.instruction is not None and instruction is None:
         raise UsageError("the instruction is empty")

@@ -43,6 +43,7 @@ _TERMINAL_CONTROLS = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
     r"|\x1b[@-_]?"  # other escapes, or a lone ESC
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # the one-byte CSI
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # the remaining C0 and C1 controls
 )
 

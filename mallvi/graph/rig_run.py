@@ -68,7 +68,8 @@ def run_on_rig(
             node_time_s=outcome.node_time_s, transitions=outcome.transitions,
             trace=str(trace_dir) if trace_dir is not None else None,
             failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
-            refusal=outcome.refusal, thread_id=outcome.thread_id, station=ctx.station,
+            refusal=outcome.refusal, refusal_cause=outcome.refusal_cause, thread_id=outcome.thread_id,
+            station=ctx.station,
             privileged=list(ctx.privileged),
         )
         if trace is not None:

@@ -53,6 +53,7 @@ class GraphOutcome(BaseModel):
     status: str
     graph_success: bool
     refusal: str | None = None
+    refusal_cause: str | None = None
     subtasks: list[str] = Field(default_factory=list)
     goal: list[str] = Field(default_factory=list)
     attempts: dict[str, int] = Field(default_factory=dict)
@@ -128,6 +129,7 @@ def summarise(state: GraphState, wall_s: float, thread_id: str | None, pending: 
     graph_success = status == "succeeded" and n_sub > 0 and len(completed) == n_sub
     return GraphOutcome(
         status=status, graph_success=graph_success, refusal=state["refusal"],
+        refusal_cause=state.get("refusal_cause"),
         subtasks=[s.text for s in plan.subtasks] if plan else [], goal=[str(p) for p in plan.goal] if plan else [],
         attempts=dict(state["attempts"]), completed=completed,
         llm_calls=LlmSummary.of(state["llm_calls"]), failure_report=state["failure_report"],

@@ -63,6 +63,7 @@ class RunResult(BaseModel):
     trace: str | None = None
     failure_report: dict[str, Any] | None = None
     refusal: str | None = None
+    refusal_cause: str | None = Field(default=None, description='"input" (bad input) or "model" (the endpoint)')
     thread_id: str | None = None
     planned_calls: list[dict[str, Any]] = Field(default_factory=list, description="dry run: the first skill calls")
     faults_injected: int = 0
@@ -187,7 +188,7 @@ def run_in_sim(
             wall_s=time.perf_counter() - t_start, graph_s=outcome.wall_s, node_time_s=outcome.node_time_s,
             transitions=outcome.transitions, trace=str(trace_dir) if trace_dir is not None else None,
             failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
-            refusal=outcome.refusal, thread_id=outcome.thread_id,
+            refusal=outcome.refusal, refusal_cause=outcome.refusal_cause, thread_id=outcome.thread_id,
             planned_calls=[c.model_dump(mode="json") for c in plan.calls]
             if outcome.status == "planned" and (plan := state["action_plan"]) is not None else [],
             station=ctx.station, privileged=list(ctx.privileged),

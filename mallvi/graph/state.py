@@ -34,6 +34,15 @@ def join_refusals(old: str | None, new: str | None) -> str | None:
     return f"{old}; {new}" if old else new
 
 
+RefusalCause = Literal["input", "model"]
+"""Why a run was refused: the instruction or scene (``input``: bad input) or the model endpoint (``model``)."""
+
+
+def join_causes(old: RefusalCause | None, new: RefusalCause | None) -> RefusalCause | None:
+    """Reducer for ``refusal_cause``: a model outage outranks a refusal of the input in the same step."""
+    return "model" if "model" in (old, new) else (new or old)
+
+
 class GraphState(TypedDict):
     """What flows between the agents.
 
@@ -46,6 +55,7 @@ class GraphState(TypedDict):
     instruction: str
     plan: Plan | None
     refusal: Annotated[str | None, join_refusals]
+    refusal_cause: Annotated[RefusalCause | None, join_causes]
     scene: SceneMemory | None
     bindings: dict[str, str]
     subtask_index: int
@@ -76,6 +86,7 @@ def initial_state(instruction: str) -> GraphState:
         instruction=instruction,
         plan=None,
         refusal=None,
+        refusal_cause=None,
         scene=None,
         bindings={},
         subtask_index=0,

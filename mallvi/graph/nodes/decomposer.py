@@ -17,10 +17,10 @@ def decomposer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     try:
         plan = ctx.backends.decomposer.decompose(state["instruction"], None, log)
     except RefusalError as e:
-        return {"refusal": str(e), "llm_calls": log.records}
+        return {"refusal": str(e), "refusal_cause": "input", "llm_calls": log.records}
     except AgentError as e:
-        return {"refusal": f"{MODEL_FAILURE}{e}", "llm_calls": log.records}
+        return {"refusal": f"{MODEL_FAILURE}{e}", "refusal_cause": "model", "llm_calls": log.records}
     if len(plan.subtasks) > ctx.budgets.max_subtasks:
         return {"refusal": f"the plan has {len(plan.subtasks)} subtasks, more than the budget of "
-                           f"{ctx.budgets.max_subtasks}", "llm_calls": log.records}
+                           f"{ctx.budgets.max_subtasks}", "refusal_cause": "input", "llm_calls": log.records}
     return {"plan": plan, "llm_calls": log.records}

@@ -22,8 +22,9 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
         scene = ctx.backends.descriptor.describe(obs, ctx, previous, log)
     except AgentError as e:
         if previous is None:
-            cause = MODEL_FAILURE if log.records else ""  # a model was asked (else perception found nothing)
-            return {"refusal": f"{cause}the scene could not be described: {e}", "llm_calls": log.records,
+            by_model = bool(log.records)  # a model was asked (else perception found nothing)
+            return {"refusal": f"{MODEL_FAILURE if by_model else ''}the scene could not be described: {e}",
+                    "refusal_cause": "model" if by_model else "input", "llm_calls": log.records,
                     "image_ids": [image_id]}
         return {"llm_calls": log.records, "image_ids": [image_id]}
     if previous is not None:  # a re-scan: keep the ids the plan is bound to, and objects now covered by others
