@@ -63,8 +63,14 @@ def place_burger_fries(c: ExpertContext) -> None:
 
 
 def place_bread_skillet(c: ExpertContext) -> None:
+    """The skillet's arm brings the pan by its handle to the middle, then the other arm puts the bread in."""
+    pan_arm = c.near_arm("skillet")
+    if c.pick("skillet", arms=[pan_arm], contact_point_id=0) is not None:
+        if not c.place("skillet", pan_arm, c.task.hints(c.world)["skillet_target"]):
+            c.do("open_gripper", arm_tag=pan_arm)
+        c.do("back_to_origin", arm_tag=pan_arm)
     target = point(c.world, "skillet", "center")
-    c.move_object("bread", up(target, 0.01))
+    c.move_object("bread", up(target, 0.01), arms=[_other(pan_arm)])
 
 
 def place_object_basket(c: ExpertContext) -> None:
@@ -83,8 +89,8 @@ def place_object_basket(c: ExpertContext) -> None:
 
 
 def handover_mic(c: ExpertContext) -> None:
-    giver = c.near_arm("microphone")
-    receiver = _other(giver)
+    receiver = c.world.metadata["receiver"]
+    giver = _other(receiver)
     z0 = c.world.table_top_z
     for cp in (0, 1, 2, 3):
         if c.pick("microphone", arms=[giver], contact_point_id=cp) is not None:
