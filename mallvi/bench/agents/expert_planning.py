@@ -89,7 +89,9 @@ def place_object_basket(c: ExpertContext) -> None:
 
 
 def handover_mic(c: ExpertContext) -> None:
-    receiver = c.world.metadata["receiver"]
+    """The giver (the microphone's side) holds it low on the handle at the handover point; the microphone is
+    turned there until the receiver reaches a grasp high on the handle (its reachable side depends on the turn)."""
+    receiver: ArmSide = "left" if c.world.metadata["receiver"] == "left" else "right"
     giver = _other(receiver)
     z0 = c.world.table_top_z
     for cp in (0, 1, 2, 3):
@@ -97,10 +99,23 @@ def handover_mic(c: ExpertContext) -> None:
             break
     else:
         return
-    c.place("microphone", giver, [0.0, -0.05, z0 + 0.12], is_open=False, pre_dis=0.0, dis=0.0)
-    for cp in (4, 5, 6, 7):
-        if c.do("grasp_actor", actor="microphone", arm_tag=receiver, contact_point_id=cp, pre_grasp_dis=0.08).ok:
+    # the turn that usually lets the receiver in first (mirrored per side), then the others
+    turns_deg = (180, 90, -90, 0) if giver == "right" else (0, -90, 90, 180)
+    taken = False
+    for deg in turns_deg:
+        yaw = math.radians(deg)
+        target = [0.0, -0.05, z0 + 0.12, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+        if not c.place("microphone", giver, target, is_open=False, pre_dis=0.0, dis=0.0, constrain="align"):
+            continue
+        for cp in (4, 5, 6, 7):
+            if c.do("grasp_actor", actor="microphone", arm_tag=receiver, contact_point_id=cp, pre_grasp_dis=0.08).ok:
+                taken = True
+                break
+        if taken:
             break
+        c.do("back_to_origin", arm_tag=receiver)
+    if not taken:
+        return
     c.do("open_gripper", arm_tag=giver)
     c.do("back_to_origin", arm_tag=giver)
     c.do("move_by_displacement", arm_tag=receiver, z=0.05)
