@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import pairwise
 
 import numpy as np
 
@@ -51,7 +52,11 @@ def place_cans_plasticbox(c: ExpertContext) -> None:
 
 
 def stack_bowls_three(c: ExpertContext) -> None:
-    for upper, lower in (("bowl2", "bowl1"), ("bowl3", "bowl2")):
+    """Nest the bowls at the free spot in front of the robot (both arms reach it); any bowl may go first."""
+    spot = (0.0, -0.10)
+    order = sorted(("bowl1", "bowl2", "bowl3"), key=lambda n: float(np.hypot(*(pos(c.world, n)[:2] - spot))))
+    c.move_object(order[0], [*spot, c.world.table_top_z])
+    for lower, upper in pairwise(order):
         base = pos(c.world, lower)
         c.move_object(upper, [base[0], base[1], base[2] + 0.012])
 
