@@ -163,6 +163,29 @@ def handover_block(c: ExpertContext) -> None:
     c.do("back_to_origin", arm_tag="right")
 
 
+def _yaw_quat(yaw_rad: float) -> list[float]:
+    return [math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2)]
+
+
+def _put_mug_in_middle(c: ExpertContext, z0: float, only_away: bool) -> bool:
+    """The held mug down in the middle with its handle to +y (away from the robot); unless ``only_away``, else
+    to -y, else wherever the arm can put it there."""
+    for yaw in (math.pi / 2,) if only_away else (math.pi / 2, -math.pi / 2, None):
+        if c.place("mug", "left", [0.0, -0.05, z0, *([] if yaw is None else _yaw_quat(yaw))]):
+            return True
+    return False
+
+
+def _turn_mug_aside(c: ExpertContext, z0: float) -> bool:
+    """Set the held mug down beside its start turned by a quarter or half turn (for a regrasp)."""
+    q = c.world.objects["mug"].pose.q
+    yaw_now = 2.0 * math.atan2(float(q[3]), float(q[0]))
+    return any(
+        c.place("mug", "left", [-0.14, -0.08, z0, *_yaw_quat(yaw_now + d)])
+        for d in (math.pi / 2, -math.pi / 2, math.pi)
+    )
+
+
 def hanging_mug(c: ExpertContext) -> None:
     """The left arm turns the mug so its handle points to +y (the handle's opening then faces along the hook's
     rod) and puts it in the middle; the right arm holds it beyond the hook's tip and threads the handle onto the
@@ -170,12 +193,15 @@ def hanging_mug(c: ExpertContext) -> None:
     z0 = c.world.table_top_z
     if c.pick("mug", arms=["left"]) is None:
         return
-    for yaw in (math.pi / 2, -math.pi / 2, None):  # handle to +y or -y; else wherever the arm can put it
-        quat = [] if yaw is None else [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-        if c.place("mug", "left", [0.0, -0.05, z0, *quat]):
+    for attempt in range(3):
+        if _put_mug_in_middle(c, z0, only_away=False):
             break
-    else:
-        c.do("open_gripper", arm_tag="left")
+        if attempt == 2 or not _turn_mug_aside(c, z0):  # regrasp it turned: the wrist reaches other yaws then
+            c.do("open_gripper", arm_tag="left")
+            break
+        c.do("back_to_origin", arm_tag="left")
+        if c.pick("mug", arms=["left"]) is None:
+            return
     c.do("back_to_origin", arm_tag="left")
     if c.pick("mug", arms=["right"], contact_point_id=0) is None:
         return

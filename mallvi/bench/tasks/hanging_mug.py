@@ -25,8 +25,10 @@ class HangingMug(BenchTask):
     Randomizations:
         Mug (r 0.04 m, h 0.09 m, handle towards +x rotated by a yaw in [-1.57, 1.57] rad) at x ∈ [-0.25, -0.10],
         y ∈ [-0.05, 0.05] (y ≤ 0 where |x| < 0.15); rack 0.26 m tall with its hook pointing to -x at
-        x ∈ [0.10, 0.30], y ∈ [-0.05, 0.05]. **Ours**: the rack's y (the original's [0.13, 0.17] puts the hook
-        beyond our arms' reach) and its yaw (none; the original turns it by up to ±0.2 rad); the hook rises from
+        x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05]. **Ours**: the rack's range (the original's x ∈ [0.10, 0.30],
+        y ∈ [0.13, 0.17] puts the hook beyond the right arm's reach: near x = 0.10 the hook's tip crosses the
+        centre line, and the mug held by its rim cannot be brought there) and its yaw (none; the original turns
+        it by up to ±0.2 rad); the hook rises from
         the post at 0.14 m (not 0.20 m), still above the 0.11 m the success check asks of the handle: with the
         hook higher the mug held by its rim is beyond the raised arms' reach.
     Success Conditions:
@@ -48,7 +50,7 @@ class HangingMug(BenchTask):
         mx = float(rng.uniform(-0.25, -0.10))
         my = float(rng.uniform(-0.05, 0.0 if abs(mx) < 0.15 else 0.05))  # the original keeps y ≤ 0 near the middle
         mug_pose = yaw_pose(mx, my, z, float(rng.uniform(-1.57, 1.57)))
-        rack_pose = sapien.Pose(p=[float(rng.uniform(0.10, 0.30)), float(rng.uniform(-0.05, 0.05)), z])
+        rack_pose = sapien.Pose(p=[float(rng.uniform(0.15, 0.22)), float(rng.uniform(-0.05, 0.05)), z])
         objects = {
             "mug": make_mug(scene, "mug", mug_pose),
             "rack": make_rack(scene, "rack", rack_pose, hook_height_m=HOOK_HEIGHT_M),
