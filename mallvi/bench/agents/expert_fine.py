@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up
 from mallvi.bench.tasks.base import point, pos
-from mallvi.robot_drivers.base import ArmSide, Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 
 Script = Callable[[ExpertContext], None]
 LIFT_M = 0.10

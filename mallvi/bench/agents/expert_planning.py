@@ -10,7 +10,7 @@ import numpy as np
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
 from mallvi.bench.tasks.base import point, pos
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
 

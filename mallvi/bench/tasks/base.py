@@ -14,8 +14,9 @@ from numpy.typing import NDArray
 
 from mallvi.bench.tasks.conditions import Condition, Evaluation, above, below
 from mallvi.bench.tiers import TierName
-from mallvi.perception.observation import Observation
-from mallvi.robot_drivers.base import ArmSide, SkillAPI
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.observation import Observation
+from mallvi.contracts.skills import SkillAPI
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError, SceneSpec, SimObject
 
 #: A gripper counts as open above this normalised opening and as closed below CLOSED_BELOW (benchmark values).

@@ -9,7 +9,7 @@ import sapien
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, holds, open_conditions, point, side_range
 from mallvi.bench.tasks.conditions import Condition, above, above_original_table, flag
-from mallvi.robot_drivers.base import ArmSide
+from mallvi.contracts.geometry import ArmSide
 from mallvi.sim_bridge.objects import make_microphone
 from mallvi.sim_bridge.scene_spec import SceneContents
 
