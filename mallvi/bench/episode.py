@@ -140,7 +140,11 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, cloc
         else:
             freeze = cfg.agent == "single" and cfg.single_mode == "paper"
             stats = run_planning(task, world, agent, trace, freeze_after_plan_failure=freeze)
-        return _stats_record(stats, success=bool(task.check_success(world)), score=None)
+        evaluation = task.evaluate(world)
+        rec = _stats_record(stats, success=evaluation.success, score=None)
+        if not evaluation.success:  # which condition failed, by how much (ManiSkill's ``evaluate`` style)
+            rec["conditions"] = evaluation.to_json()
+        return rec
     except Exception as e:  # an agent crash is this episode's failure, recorded with its reason
         log.exception("episode %s/%s failed with an exception", task.name, cfg.agent)
         trace.emit("error", where="bench.episode", message=traceback.format_exc(limit=5))

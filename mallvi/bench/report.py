@@ -34,6 +34,7 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
             "refusals": sum(int(r.get("refusals", 0)) for r in counted),
             "complete": agg.episodes >= cfg.episodes,
             "cost": cost_totals(counted),
+            "failures": [_failure(r) for r in counted if not r.get("success")],
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score
@@ -44,6 +45,44 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
         }
         tasks[task] = entry
     return tasks
+
+
+def _failure(record: dict[str, Any]) -> dict[str, Any]:
+    """A failed episode: its seed, status and the success conditions that did not hold (or the error message)."""
+    out: dict[str, Any] = {"seed": int(record["seed"]), "status": record.get("status")}
+    failed = [c for c in record.get("conditions") or [] if not c.get("held")]
+    if failed:
+        out["failed_conditions"] = failed
+    elif record.get("message"):
+        out["message"] = str(record["message"])
+    return out
+
+
+def describe_failure(failure: dict[str, Any]) -> str:
+    """One line per failed episode: each condition that missed, with measurement, limit and miss."""
+    parts = []
+    for c in failure.get("failed_conditions", []):
+        text = str(c.get("name"))
+        if "measured" in c and "limit" in c:
+            unit = c.get("unit") or ""
+            text += f" {c['measured']:.4g}{unit} ({c.get('kind')} {c['limit']:.4g}{unit})"
+            if "miss" in c:
+                text += f", missed by {c['miss']:.3g}{unit}"
+        parts.append(text)
+    if not parts:
+        parts.append(str(failure.get("message") or failure.get("status") or "no condition recorded"))
+    return "; ".join(parts)
+
+
+def privileged_note(cfg: BenchConfig) -> str | None:
+    """Why this run's numbers are not comparable with a model that sees only an RGB image (None if they are)."""
+    if cfg.agent == "expert":
+        return "privileged: the expert reads simulator truth (object poses, grasp frames, the arms' IK)"
+    if cfg.perception == "sim" and cfg.agent in ("mallvi", "mallvi-no-reflector"):
+        return "privileged: objects resolved from simulator truth"
+    if cfg.tier == "grounding" and cfg.agent in ("mallvi", "mallvi-no-reflector") and cfg.backend == "rules":
+        return "privileged: answers from detections back-projected with rendered depth (exact world x), not from RGB"
+    return None
 
 
 def tier_average(cfg: BenchConfig, tasks: dict[str, Any]) -> float | None:
@@ -70,6 +109,7 @@ def write_report(
         "tasks": tasks,
         "tier_average": tier_average(cfg, tasks),
         "privileged": privileged_inputs(records),
+        "privileged_note": privileged_note(cfg),
         "cost": cost_totals([r for r in records if r["task"] in tasks and r.get("status") != "skipped"]),
         "run": {**run_stats, "episodes_per_minute": (60.0 * n_run / wall_s) if wall_s > 0 and n_run else None},
     }
@@ -112,6 +152,9 @@ def render_table(
         "| task | id | ours | n | " + " | ".join(shown) + " |",
         "|---|---|---|---|" + "---|" * len(shown),
     ]
+    note = privileged_note(cfg)
+    if note:
+        lines[4:4] = [f"**{note}**: not comparable with the paper's models, which see an RGB image.", ""]
     for task, t in tasks.items():
         ours = t["score"] if tier == "grounding" else (100.0 * t["success_rate"] if t["episodes"] else None)
         cells = [_fmt(anchors.task_scores(tier, m).get(task)) for m in shown]
@@ -131,4 +174,8 @@ def render_table(
     if skipped:
         lines.append("Seeds skipped because their scene could not be set up: " +
                      "; ".join(f"{k}: {', '.join(map(str, s))}" for k, s in skipped.items()) + ".")  # fmt: skip
+    failed = [(k, f) for k, v in tasks.items() for f in v.get("failures", [])]
+    if failed and tier != "grounding":
+        lines += ["", "## Failed episodes (the success conditions that did not hold)", ""]
+        lines += [f"- {k} seed {f['seed']}: {describe_failure(f)}" for k, f in failed]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,6 @@ the middle strip |x| ≤ 0.10 for y ≤ 0.0. Deviations from BENCHMARK.md's rang
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,7 +99,7 @@ def build_scene(name: str, scene: sapien.Scene, seed: int, table_top_z: float) -
 CUBE_HALF_M = 0.025
 STACK_CENTER_XY = (0.0, -0.13)
 RANKING_TARGETS_XY = {"red_block": (-0.09, -0.13), "green_block": (0.0, -0.13), "blue_block": (0.09, -0.13)}
-MAX_BLOCK_YAW_RAD = math.radians(40.0)
+MAX_BLOCK_YAW_RAD = 0.75  # the original's yaw limit for its cubes
 
 
 def _blocks(
@@ -174,14 +173,16 @@ def _build_ranking_rgb(scene: sapien.Scene, rng: np.random.Generator, table_top_
 
 
 HANDOVER_BLOCK_HALF_M = (0.03, 0.03, 0.10)
-_HANDOVER_BLOCK_REGION = Region(-0.25, -0.12, -0.08, 0.04)
+_HANDOVER_BLOCK_REGION = Region(-0.25, -0.05, -0.08, 0.04)
+HANDOVER_BLOCK_YAW_RAD = (0.19, 0.59)  # the original's 0.39 rad ± 0.2
 _PAD_REGION = Region(0.10, 0.25, 0.0, 0.05)
 
 
 def _build_handover(scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
     bx, by = _HANDOVER_BLOCK_REGION.sample(rng)
     px, py = _PAD_REGION.sample(rng)
-    block = make_block(scene, "red_block", table_pose(bx, by, table_top_z, random_yaw(rng, math.radians(20.0))),
+    yaw = float(rng.uniform(*HANDOVER_BLOCK_YAW_RAD))
+    block = make_block(scene, "red_block", table_pose(bx, by, table_top_z, yaw),
                        color="red", rgb=jitter_rgb(rng, "red"), half_size_m=HANDOVER_BLOCK_HALF_M)
     pad = make_pad(scene, "blue_pad", table_pose(px, py, table_top_z, lift_m=0.0), color="blue",
                    rgb=jitter_rgb(rng, "blue"), static=True)
@@ -206,15 +207,18 @@ def _build_blocks_free(scene: sapien.Scene, rng: np.random.Generator, table_top_
 # ---------------------------------------------------------------- Tier 1 grounding scenes
 
 GROUNDING_INSTRUCTION = "for each block, say whether the left or the right arm should grasp it"
+_GROUNDING_KEEP_OUT = (KeepOut(0.0, -0.10, 0.10),)  # the original keeps the spot in front of the robot free
 
 
 def _sparse_blocks(
     scene: sapien.Scene, rng: np.random.Generator, table_top_z: float
 ) -> tuple[dict[str, SimObject], list[Region], float]:
     half = float(rng.uniform(0.015, 0.025))
-    colors = choose_colors(rng, 3)
-    regions = [side_region((0.02, 0.28), (-0.08, 0.05), random_side(rng)) for _ in colors]
-    return _blocks(scene, rng, table_top_z, colors, regions, half_m=half, min_spacing_m=0.1), regions, half
+    colors = ("red", "green", "blue")
+    regions = [side_region((0.05, 0.28), (-0.08, 0.05), random_side(rng)) for _ in colors]
+    objects = _blocks(scene, rng, table_top_z, colors, regions, half_m=half, min_spacing_m=0.1,
+                      keep_out=_GROUNDING_KEEP_OUT)
+    return objects, regions, half
 
 
 def _sides(objects: dict[str, SimObject]) -> dict[str, str]:
@@ -231,8 +235,8 @@ def _build_grounding_sparse(scene: sapien.Scene, rng: np.random.Generator, table
 def _build_grounding_dense(scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
     colors = ("red", "yellow", "blue", "green", "black")
     regions = [side_region((0.02, 0.28), (-0.16, 0.10), random_side(rng)) for _ in colors]
-    objects = _blocks(scene, rng, table_top_z, colors, regions, half_m=CUBE_HALF_M, min_spacing_m=0.08)
-    meta = _meta(objects, regions, table_top_z, block_half_size_m=CUBE_HALF_M, min_spacing_m=0.08,
+    objects = _blocks(scene, rng, table_top_z, colors, regions, half_m=CUBE_HALF_M, min_spacing_m=0.10)
+    meta = _meta(objects, regions, table_top_z, block_half_size_m=CUBE_HALF_M, min_spacing_m=0.10,
                  initial_sides=_sides(objects), score_sigma_m=0.025)
     return SceneContents(objects, GROUNDING_INSTRUCTION, meta)
 
@@ -271,19 +275,20 @@ def _builtin_specs() -> list[SceneSpec]:
         ),
         SceneSpec(
             "handover_block", _build_handover, arm_spacing_m=0.7, tags=("st-bibench", "planning"),
-            description="Red block 0.06×0.06×0.20 at x ∈ [-0.25, -0.12], y ∈ [-0.08, 0.04]; static blue pad "
+            description="Red block 0.06×0.06×0.20 at x ∈ [-0.25, -0.05], y ∈ [-0.08, 0.04] (ours: the original's "
+                        "y ∈ [0, 0.25] reaches beyond our arms), yaw ∈ [0.19, 0.59] rad; static blue pad "
                         "0.1×0.1×0.01 at x ∈ [0.10, 0.25], y ∈ [0.00, 0.05] (ours: the benchmark's y ∈ [0.15, 0.20] "
                         "is beyond our arms' reach of y ≤ 0.10).",
         ),
         SceneSpec(
             "grounding_sparse", _build_grounding_sparse, tags=("st-bibench", "grounding"),
-            description="Three equal cubes (half-size U[0.015, 0.025], distinct random colours), each on a random "
-                        "side, |x| ∈ [0.02, 0.28], y ∈ [-0.08, 0.05], centres ≥ 0.1 m apart.",
+            description="Red, green and blue cubes of one half-size U[0.015, 0.025], each on a random side, "
+                        "|x| ∈ [0.05, 0.28], y ∈ [-0.08, 0.05], centres ≥ 0.1 m apart and ≥ 0.1 m from (0, -0.1).",
         ),
         SceneSpec(
             "grounding_dense", _build_grounding_dense, tags=("st-bibench", "grounding"),
             description="Five cubes (half-size 0.025; red, yellow, blue, green, black), each on a random side, "
-                        "|x| ∈ [0.02, 0.28], y ∈ [-0.16, 0.10], centres ≥ 0.08 m apart (ours: the spacing).",
+                        "|x| ∈ [0.02, 0.28], y ∈ [-0.16, 0.10], centres ≥ 0.10 m apart.",
         ),
         SceneSpec(
             "grounding_cluttered", _build_grounding_cluttered, tags=("st-bibench", "grounding"),

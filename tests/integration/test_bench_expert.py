@@ -17,7 +17,6 @@ from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS
 #: task -> why the scripted expert fails on seed 100000 in our simulator
 KNOWN_FAILURES: dict[str, str] = {
     "blocks_cross_shape": "the green block ends 4 cm short of its target after its place (pushed while placing)",
-    "stack_bowls_three": "the top bowl settles 4.4 cm off the middle one's centre (limit 4 cm): nesting drift",
 }
 
 

@@ -210,12 +210,14 @@ def place_burger_fries_ee(c: ExpertContext) -> None:
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
-    """Drop the bread into the skillet on the table, then lift the skillet by its handle with the other arm
+    """Bring the skillet by its handle to the middle, drop the bread into it on the table, then lift the skillet
     (holding the pan up first leaves the bread arm no reachable grasp in many layouts); if the bread cannot go
     in on the table, lift the pan first and drop the bread into it."""
     h = Hands(c)
     pan_arm = _near(c, "skillet")
     bread_arm: ArmSide = "right" if pan_arm == "left" else "left"
+    pan_target = np.asarray(c.task.hints(c.world)["skillet_target"], dtype=float)
+    _pick_place(h, pan_arm, "skillet", pan_target)
     into_pan = np.asarray(up(point(c.world, "skillet", "center"), 0.03))
     if h.plan_pick(bread_arm, "bread", into_pan) is not None:
         if _pick_place(h, bread_arm, "bread", into_pan):

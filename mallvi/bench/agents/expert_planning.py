@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import pairwise
 
 import numpy as np
 
@@ -51,7 +52,11 @@ def place_cans_plasticbox(c: ExpertContext) -> None:
 
 
 def stack_bowls_three(c: ExpertContext) -> None:
-    for upper, lower in (("bowl2", "bowl1"), ("bowl3", "bowl2")):
+    """Nest the bowls at the free spot in front of the robot (both arms reach it); any bowl may go first."""
+    spot = (0.0, -0.10)
+    order = sorted(("bowl1", "bowl2", "bowl3"), key=lambda n: float(np.hypot(*(pos(c.world, n)[:2] - spot))))
+    c.move_object(order[0], [*spot, c.world.table_top_z])
+    for lower, upper in pairwise(order):
         base = pos(c.world, lower)
         c.move_object(upper, [base[0], base[1], base[2] + 0.012])
 
@@ -63,8 +68,14 @@ def place_burger_fries(c: ExpertContext) -> None:
 
 
 def place_bread_skillet(c: ExpertContext) -> None:
+    """The skillet's arm brings the pan by its handle to the middle, then the other arm puts the bread in."""
+    pan_arm = c.near_arm("skillet")
+    if c.pick("skillet", arms=[pan_arm], contact_point_id=0) is not None:
+        if not c.place("skillet", pan_arm, c.task.hints(c.world)["skillet_target"]):
+            c.do("open_gripper", arm_tag=pan_arm)
+        c.do("back_to_origin", arm_tag=pan_arm)
     target = point(c.world, "skillet", "center")
-    c.move_object("bread", up(target, 0.01))
+    c.move_object("bread", up(target, 0.01), arms=[_other(pan_arm)])
 
 
 def place_object_basket(c: ExpertContext) -> None:
@@ -83,32 +94,62 @@ def place_object_basket(c: ExpertContext) -> None:
 
 
 def handover_mic(c: ExpertContext) -> None:
-    giver = c.near_arm("microphone")
-    receiver = _other(giver)
+    """The giver (the microphone's side) holds it low on the handle at the handover point; the microphone is
+    turned there until the receiver reaches a grasp high on the handle (its reachable side depends on the turn)."""
+    receiver: ArmSide = "left" if c.world.metadata["receiver"] == "left" else "right"
+    giver = _other(receiver)
     z0 = c.world.table_top_z
     for cp in (0, 1, 2, 3):
         if c.pick("microphone", arms=[giver], contact_point_id=cp) is not None:
             break
     else:
         return
-    c.place("microphone", giver, [0.0, -0.05, z0 + 0.12], is_open=False, pre_dis=0.0, dis=0.0)
-    for cp in (4, 5, 6, 7):
-        if c.do("grasp_actor", actor="microphone", arm_tag=receiver, contact_point_id=cp, pre_grasp_dis=0.08).ok:
+    # the turn that usually lets the receiver in first (mirrored per side), then the others
+    turns_deg = (180, 90, -90, 0) if giver == "right" else (0, -90, 90, 180)
+    taken = False
+    for deg in turns_deg:
+        yaw = math.radians(deg)
+        target = [0.0, -0.05, z0 + 0.12, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+        if not c.place("microphone", giver, target, is_open=False, pre_dis=0.0, dis=0.0, constrain="align"):
+            continue
+        for cp in (4, 5, 6, 7):
+            if c.do("grasp_actor", actor="microphone", arm_tag=receiver, contact_point_id=cp, pre_grasp_dis=0.08).ok:
+                taken = True
+                break
+        if taken:
             break
+        c.do("back_to_origin", arm_tag=receiver)
+    if not taken:
+        return
     c.do("open_gripper", arm_tag=giver)
     c.do("back_to_origin", arm_tag=giver)
     c.do("move_by_displacement", arm_tag=receiver, z=0.05)
 
 
+def _take_over(c: ExpertContext, name: str, receiver: ArmSide, cps: tuple[int, ...]) -> bool:
+    """The receiver grasps the held object at the first of ``cps`` that it reaches."""
+    return any(
+        c.do("grasp_actor", actor=name, arm_tag=receiver, contact_point_id=cp, pre_grasp_dis=0.08).ok for cp in cps
+    )
+
+
 def handover_block(c: ExpertContext) -> None:
+    """The left arm holds the block up in the middle, turned until the right arm reaches one of its side grasps
+    (the grasp decides whether the pad is reachable afterwards); failing that, via the table's middle."""
     z0 = c.world.table_top_z
     if c.pick("red_block", arms=["left"]) is None:
         return
-    c.place("red_block", "left", [0.0, -0.05, z0 + 0.08], is_open=False, pre_dis=0.0, dis=0.0)
     ok = False
-    for cp in (4, 5, 6, 7, 8, 9, 10, 11):
-        if c.do("grasp_actor", actor="red_block", arm_tag="right", contact_point_id=cp, pre_grasp_dis=0.08).ok:
-            ok = True
+    for cps in ((4, 5, 6, 7, 8), (9, 10, 11)):
+        for deg in (0, 90, -90, 180):
+            yaw = math.radians(deg)
+            target = [0.0, -0.05, z0 + 0.08, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+            if not c.place("red_block", "left", target, is_open=False, pre_dis=0.0, dis=0.0, constrain="align"):
+                continue
+            if _take_over(c, "red_block", "right", cps):
+                ok = True
+                break
+        if ok:
             break
     if ok:
         c.do("open_gripper", arm_tag="left")
@@ -122,6 +163,29 @@ def handover_block(c: ExpertContext) -> None:
     c.do("back_to_origin", arm_tag="right")
 
 
+def _yaw_quat(yaw_rad: float) -> list[float]:
+    return [math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2)]
+
+
+def _put_mug_in_middle(c: ExpertContext, z0: float, only_away: bool) -> bool:
+    """The held mug down in the middle with its handle to +y (away from the robot); unless ``only_away``, else
+    to -y, else wherever the arm can put it there."""
+    for yaw in (math.pi / 2,) if only_away else (math.pi / 2, -math.pi / 2, None):
+        if c.place("mug", "left", [0.0, -0.05, z0, *([] if yaw is None else _yaw_quat(yaw))]):
+            return True
+    return False
+
+
+def _turn_mug_aside(c: ExpertContext, z0: float) -> bool:
+    """Set the held mug down beside its start turned by a quarter or half turn (for a regrasp)."""
+    q = c.world.objects["mug"].pose.q
+    yaw_now = 2.0 * math.atan2(float(q[3]), float(q[0]))
+    return any(
+        c.place("mug", "left", [-0.14, -0.08, z0, *_yaw_quat(yaw_now + d)])
+        for d in (math.pi / 2, -math.pi / 2, math.pi)
+    )
+
+
 def hanging_mug(c: ExpertContext) -> None:
     """The left arm turns the mug so its handle points to +y (the handle's opening then faces along the hook's
     rod) and puts it in the middle; the right arm holds it beyond the hook's tip and threads the handle onto the
@@ -129,12 +193,15 @@ def hanging_mug(c: ExpertContext) -> None:
     z0 = c.world.table_top_z
     if c.pick("mug", arms=["left"]) is None:
         return
-    for yaw in (math.pi / 2, -math.pi / 2, None):  # handle to +y or -y; else wherever the arm can put it
-        quat = [] if yaw is None else [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-        if c.place("mug", "left", [0.0, -0.05, z0, *quat]):
+    for attempt in range(3):
+        if _put_mug_in_middle(c, z0, only_away=False):
             break
-    else:
-        c.do("open_gripper", arm_tag="left")
+        if attempt == 2 or not _turn_mug_aside(c, z0):  # regrasp it turned: the wrist reaches other yaws then
+            c.do("open_gripper", arm_tag="left")
+            break
+        c.do("back_to_origin", arm_tag="left")
+        if c.pick("mug", arms=["left"]) is None:
+            return
     c.do("back_to_origin", arm_tag="left")
     if c.pick("mug", arms=["right"], contact_point_id=0) is None:
         return

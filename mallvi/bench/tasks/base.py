@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import sapien
 from numpy.typing import NDArray
 
+from mallvi.bench.tasks.conditions import Condition, Evaluation, above, below
 from mallvi.bench.tiers import TierName
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.observation import Observation
@@ -30,6 +32,11 @@ class BenchWorld(Protocol):
 
     @property
     def table_top_z(self) -> float: ...
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the scene builder recorded at set-up (``SceneContents.metadata``)."""
+        ...
 
     @property
     def skills(self) -> SkillAPI: ...
@@ -79,8 +86,16 @@ class BenchTask(ABC):
         raise NotImplementedError(f"{self.name} uses the shared scene {self.shared_scene!r}")
 
     @abstractmethod
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        """Each condition of the goal, measured now from simulator truth."""
+
+    def evaluate(self, world: BenchWorld) -> Evaluation:
+        """The success check condition by condition (which held, by how much a failed one missed)."""
+        return Evaluation.of(self.conditions(world))
+
     def check_success(self, world: BenchWorld) -> bool:
-        """Whether the goal holds now, from simulator truth."""
+        """Whether the goal holds now, from simulator truth (every condition of ``evaluate``)."""
+        return self.evaluate(world).success
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         """Facts for the planner's prompt: object positions (live), plus task-specific targets."""
@@ -113,16 +128,39 @@ def grippers_open(world: BenchWorld, *arms: ArmSide) -> bool:
     return all(world.gripper_opening(a) > OPEN_ABOVE for a in sides)
 
 
+def open_conditions(world: BenchWorld, *arms: ArmSide) -> list[Condition]:
+    """One condition per given arm (both if none given): its gripper opening above 0.8 (normalised)."""
+    sides: tuple[ArmSide, ...] = arms or ("left", "right")
+    return [above(f"{a} gripper opening", world.gripper_opening(a), OPEN_ABOVE, unit="") for a in sides]
+
+
+def row_conditions(world: BenchWorld, order: tuple[str, ...], dx_m: float, dy_m: float) -> list[Condition]:
+    """Blocks in a row, left to right in ``order``: neighbours within ``dx_m``/``dy_m``, and x increasing."""
+    ps = {n: pos(world, n) for n in order}
+    out: list[Condition] = []
+    for a, b in pairwise(order):
+        pair = f"{a.split('_')[0]}-{b.split('_')[0]}"
+        d = ps[b] - ps[a]
+        out += [below(f"{pair} |dx|", abs(float(d[0])), dx_m), below(f"{pair} |dy|", abs(float(d[1])), dy_m),
+                above(f"{pair} x order (right minus left)", float(d[0]), 0.0)]  # fmt: skip
+    return out
+
+
 def holds(world: BenchWorld, arm: ArmSide, name: str) -> bool:
     """``arm`` holds ``name`` now (simulator truth: the object is between its closed fingers)."""
     return world.grasped_object(arm) == name
 
 
-def upright(world: BenchWorld, name: str, max_tilt_rad: float = 0.35) -> bool:
-    """Whether an object's z axis is within ``max_tilt_rad`` of world up."""
+def tilt_rad(world: BenchWorld, name: str) -> float:
+    """The angle between an object's z axis and world up (radians)."""
     _w, x, y, _z = (float(v) for v in world.objects[name].pose.q)
     up_z = 1.0 - 2.0 * (x * x + y * y)  # the z component of the body z axis
-    return up_z > float(np.cos(max_tilt_rad))
+    return float(np.arccos(np.clip(up_z, -1.0, 1.0)))
+
+
+def upright(world: BenchWorld, name: str, max_tilt_rad: float = 0.35) -> bool:
+    """Whether an object's z axis is within ``max_tilt_rad`` of world up."""
+    return tilt_rad(world, name) < max_tilt_rad
 
 
 def place_apart(

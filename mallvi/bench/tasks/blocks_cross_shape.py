@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, place_apart, pos, side_range
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, place_apart, pos, side_range
+from mallvi.bench.tasks.conditions import Condition, below
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.scene_spec import SceneContents
 
@@ -59,12 +60,13 @@ class BlocksCrossShape(BenchTask):
         }
         return SceneContents(objects, self.instruction, {"task": self.name})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        out = []
         for n, (tx, ty) in TARGETS_XY.items():
             p = pos(world, n)
-            if abs(p[0] - tx) > 0.02 or abs(p[1] - ty) > 0.02:
-                return False
-        return grippers_open(world)
+            out += [below(f"{n} - target |dx|", abs(float(p[0]) - tx), 0.02),
+                    below(f"{n} - target |dy|", abs(float(p[1]) - ty), 0.02)]  # fmt: skip
+        return [*out, *open_conditions(world)]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

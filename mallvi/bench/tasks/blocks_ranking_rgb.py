@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import Any
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, pos
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, row_conditions
+from mallvi.bench.tasks.conditions import Condition
 
 ORDER = ("red_block", "green_block", "blue_block")
 TARGET_Y_M = -0.13
@@ -37,12 +37,8 @@ class BlocksRankingRgb(BenchTask):
     chunk = 10
     shared_scene = "blocks_ranking_rgb"
 
-    def check_success(self, world: BenchWorld) -> bool:
-        ps = {n: pos(world, n) for n in ORDER}
-        for a, b in pairwise(ORDER):
-            if abs(ps[a][0] - ps[b][0]) >= 0.13 or abs(ps[a][1] - ps[b][1]) >= 0.03:
-                return False
-        return bool(ps[ORDER[0]][0] < ps[ORDER[1]][0] < ps[ORDER[2]][0]) and grippers_open(world)
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        return [*row_conditions(world, ORDER, 0.13, 0.03), *open_conditions(world)]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, place_apart, pos
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, place_apart, row_conditions, yaw_pose
+from mallvi.bench.tasks.conditions import Condition
 from mallvi.sim_bridge.objects import make_block
-from mallvi.sim_bridge.scene_spec import SceneContents
+from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError
 
 #: half-size range per block, largest first
 HALF_RANGES_M: dict[str, tuple[float, float]] = {
@@ -22,6 +23,11 @@ TARGET_Y_M = -0.13
 TARGET_X_M: dict[str, float] = {"red_block": -0.09, "green_block": 0.0, "blue_block": 0.09}
 
 
+def _in_goal_row(xy: list[tuple[float, float]]) -> bool:
+    """Whether positions (largest block first) already satisfy the goal's row conditions."""
+    return all(abs(a[0] - b[0]) < 0.2 and abs(a[1] - b[1]) < 0.08 and a[0] < b[0] for a, b in pairwise(xy))
+
+
 class BlocksRankingSize(BenchTask):
     """Line three blocks up from largest (left) to smallest (right).
 
@@ -30,7 +36,8 @@ class BlocksRankingSize(BenchTask):
         to right.
     Randomizations:
         Half-sizes: red U[0.030, 0.033], green U[0.024, 0.027], blue U[0.018, 0.021] m; positions
-        x ∈ [-0.28, 0.28], y ∈ [-0.08, 0.05], centres at least 0.1 m apart.
+        x ∈ [-0.28, 0.28], y ∈ [-0.08, 0.05], yaw ±0.75 rad, centres at least 0.1 m apart; a layout that already
+        meets the goal is drawn again.
     Success Conditions:
         Neighbours in the row (largest–middle, middle–smallest) within |Δx| < 0.2 and |Δy| < 0.08,
         and the larger block has the smaller x.
@@ -47,21 +54,21 @@ class BlocksRankingSize(BenchTask):
     chunk = 8
 
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
-        xy = place_apart(rng, [((-0.28, 0.28), (-0.08, 0.05))] * 3, 0.1)
+        for _ in range(100):  # a layout that already meets the goal is drawn again
+            xy = place_apart(rng, [((-0.28, 0.28), (-0.08, 0.05))] * 3, 0.1)
+            if not _in_goal_row(xy):
+                break
+        else:
+            raise SceneSetupError("blocks_ranking_size: every layout drawn already meets the goal")
         objects = {}
         for (n, (lo, hi)), (x, y) in zip(HALF_RANGES_M.items(), xy, strict=True):
             h = float(rng.uniform(lo, hi))
-            pose = sapien.Pose(p=[x, y, table_top_z + 0.001])
+            pose = yaw_pose(x, y, table_top_z + 0.001, float(rng.uniform(-0.75, 0.75)))
             objects[n] = make_block(scene, n, pose, color=n.split("_")[0], half_size_m=(h, h, h))
         return SceneContents(objects, self.instruction, {"task": self.name})
 
-    def check_success(self, world: BenchWorld) -> bool:
-        order = list(HALF_RANGES_M)  # largest first
-        ps = {n: pos(world, n) for n in order}
-        for a, b in pairwise(order):
-            if abs(ps[a][0] - ps[b][0]) >= 0.2 or abs(ps[a][1] - ps[b][1]) >= 0.08:
-                return False
-        return bool(ps[order[0]][0] < ps[order[1]][0] < ps[order[2]][0])
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        return row_conditions(world, tuple(HALF_RANGES_M), 0.2, 0.08)  # largest first
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -7,11 +7,10 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import CLOSED_BELOW, BenchTask, BenchWorld, holds, point, pos
+from mallvi.bench.tasks.base import CLOSED_BELOW, BenchTask, BenchWorld, holds, point, pos, yaw_pose
+from mallvi.bench.tasks.conditions import Condition, above, above_original_table, below, flag
 from mallvi.sim_bridge.objects import make_roller
 from mallvi.sim_bridge.scene_spec import SceneContents
-
-LIFT_ABOVE_TABLE_M = 0.06  # the paper's 0.8 m with its table top at 0.74 m
 
 
 class GrabRoller(BenchTask):
@@ -20,12 +19,12 @@ class GrabRoller(BenchTask):
     Task Description:
         Use both arms to grab the roller on the table and lift it more than 0.06 m above the table top.
     Randomizations:
-        Roller Ø0.035 × 0.23 m lying along x at x ∈ [-0.03, 0.03], y ∈ [-0.10, 0.0]; grasp points ±0.085 m along
-        its axis (cp0 left, cp1 right).
+        Roller Ø0.035 × 0.23 m lying along x turned by a yaw in [-0.8, 0.8] rad, at x ∈ [-0.15, 0.15],
+        y ∈ [-0.18, -0.05]; grasp points ±0.085 m along its axis (cp0 left, cp1 right).
     Success Conditions:
-        The roller's axis more than 0.06 m above the table top, both grippers closed (< 0.2) and the roller held
-        (simulator truth: between the fingers of an arm; our simulator attaches an object to one gripper at a
-        time, so "both grippers closed" stands in for the paper's two-gripper contact).
+        The roller's axis more than 0.06 m above the table top (the original's 0.80 m), both grippers closed
+        (< 0.2) and the roller held (simulator truth: between the fingers of an arm; our simulator attaches an
+        object to one gripper at a time, so "both grippers closed" stands in for the two-gripper contact).
     """
 
     name = "grab_roller"
@@ -36,14 +35,20 @@ class GrabRoller(BenchTask):
     chunk = 6
 
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
-        p = [float(rng.uniform(-0.03, 0.03)), float(rng.uniform(-0.10, 0.0)), table_top_z + 0.001]
-        return SceneContents({"roller": make_roller(scene, "roller", sapien.Pose(p=p))}, self.instruction, {})
+        x, y = float(rng.uniform(-0.15, 0.15)), float(rng.uniform(-0.18, -0.05))
+        pose = yaw_pose(x, y, table_top_z + 0.001, float(rng.uniform(-0.8, 0.8)))
+        return SceneContents({"roller": make_roller(scene, "roller", pose)}, self.instruction, {})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         axis_z = float(pos(world, "roller")[2]) + world.objects["roller"].size_m[2] / 2
-        lifted = axis_z > world.table_top_z + LIFT_ABOVE_TABLE_M
-        closed = all(world.gripper_opening(a) < CLOSED_BELOW for a in ("left", "right"))
-        return lifted and closed and (holds(world, "left", "roller") or holds(world, "right", "roller"))
+        return [
+            above("roller axis above table top", axis_z - world.table_top_z, above_original_table(0.80)),
+            *(
+                below(f"{a} gripper opening", world.gripper_opening(a), CLOSED_BELOW, unit="")
+                for a in ("left", "right")
+            ),
+            flag("an arm holds the roller", holds(world, "left", "roller") or holds(world, "right", "roller")),
+        ]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

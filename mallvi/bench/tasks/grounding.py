@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from mallvi.bench.metrics import correct_arm, episode_spatial_score
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
+from mallvi.bench.tasks.conditions import Condition, flag
 
 
 class GroundingTask(BenchTask):
@@ -35,9 +36,9 @@ class GroundingTask(BenchTask):
         """The episode's spatial score (0..100); ``answers=None`` means no parsable output."""
         return episode_spatial_score(self.blocks_x(world), answers)
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         """Grounding has no manipulation goal: nothing on the table ever makes it succeed by itself."""
-        return False
+        return [flag("answers are scored, not a table state", False)]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         return {"blocks": sorted(self.blocks_x(world))}
@@ -47,10 +48,11 @@ class GroundingSparse(GroundingTask):
     """Tier 1, sparse setting.
 
     Task Description:
-        Three equal cubes on the table; answer LEFT or RIGHT for each.
+        Three equal cubes (red, green, blue) on the table; answer LEFT or RIGHT for each.
     Randomizations:
-        Cube half-size U[0.015, 0.025] m; each cube on a random side, |x| in [0.02, 0.28], y in [-0.08, 0.05],
-        centres at least 0.1 m apart (shared scene ``grounding_sparse``).
+        Cube half-size U[0.015, 0.025] m, yaw ±0.75 rad; each cube on a random side, |x| in [0.05, 0.28],
+        y in [-0.08, 0.05], centres at least 0.1 m apart and 0.1 m from (0, -0.1) (shared scene
+        ``grounding_sparse``).
     Success Conditions:
         See GroundingTask.
     """
@@ -65,7 +67,8 @@ class GroundingDense(GroundingTask):
     Task Description:
         Five cubes (red, yellow, blue, green, black); answer LEFT or RIGHT for each.
     Randomizations:
-        Half-size 0.025 m, |x| in [0.02, 0.28], y in [-0.16, 0.10] (shared scene ``grounding_dense``).
+        Half-size 0.025 m, yaw ±0.75 rad, |x| in [0.02, 0.28], y in [-0.16, 0.10], centres at least 0.10 m
+        apart (shared scene ``grounding_dense``).
     Success Conditions:
         See GroundingTask.
     """

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, point
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, point
+from mallvi.bench.tasks.conditions import Condition, below
 
 BLOCK = "red_block"
 PAD = "blue_pad"
@@ -22,8 +21,8 @@ class HandoverBlock(BenchTask):
         Block 0.06×0.06×0.20 m on the left; blue pad 0.1×0.1×0.01 m on the right (shared scene
         ``handover_block``).
     Success Conditions:
-        The block's bottom centre within 0.03 m (xy) and 0.01 m (z) of the pad's top centre; right gripper open.
-        Arm-allocation threshold 0.2 m.
+        The block's bottom centre within 0.03 m in x and in y and 0.01 m in z of the pad's top centre; right
+        gripper open. Arm-allocation threshold 0.2 m.
     """
 
     name = "handover_block"
@@ -38,9 +37,14 @@ class HandoverBlock(BenchTask):
     allocation_threshold_m = 0.2
     shared_scene = "handover_block"
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         d = point(world, BLOCK, "fp0") - point(world, PAD, "fp1")
-        return bool(np.hypot(d[0], d[1]) < 0.03 and abs(d[2]) < 0.01) and grippers_open(world, "right")
+        return [
+            below("block bottom - pad top |dx|", abs(float(d[0])), 0.03),
+            below("block bottom - pad top |dy|", abs(float(d[1])), 0.03),
+            below("block bottom - pad top |dz|", abs(float(d[2])), 0.01),
+            *open_conditions(world, "right"),
+        ]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -7,12 +7,11 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, holds, point, pos, side_range
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, holds, open_conditions, point, side_range
+from mallvi.bench.tasks.conditions import Condition, above, above_original_table, flag
 from mallvi.contracts.geometry import ArmSide
 from mallvi.sim_bridge.objects import make_microphone
 from mallvi.sim_bridge.scene_spec import SceneContents
-
-HEAD_ABOVE_TABLE_M = 0.18  # the paper's 0.92 m with its table top at 0.74 m
 
 
 class HandoverMic(BenchTask):
@@ -21,10 +20,12 @@ class HandoverMic(BenchTask):
     Task Description:
         Use one arm to grasp the microphone on the table and hand it over to the other arm.
     Randomizations:
-        An upright microphone (~0.16 m) at |x| ∈ [0.15, 0.20] on a random side, y ∈ [-0.10, 0.0].
+        An upright microphone (~0.16 m) at |x| ∈ [0.15, 0.20] on a random side, y ∈ [-0.05, 0.0]. The receiving
+        arm is fixed at set-up: the arm opposite to the microphone's starting side (``metadata["receiver"]``).
     Success Conditions:
-        One arm holds the microphone (simulator truth: it is between that arm's closed fingers), the other
-        arm's gripper is open (> 0.8), and the head is more than 0.18 m above the table top.
+        The receiving arm holds the microphone (simulator truth: it is between that arm's closed fingers), the
+        giving arm's gripper is open (> 0.8), and the head (functional point) is more than 0.18 m above the table
+        top (the original's 0.92 m with its table top at 0.74 m). A lift by one arm alone never succeeds.
     """
 
     name = "handover_mic"
@@ -36,25 +37,43 @@ class HandoverMic(BenchTask):
 
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
         lo, hi = side_range(rng, 0.15, 0.20)
-        p = sapien.Pose(p=[float(rng.uniform(lo, hi)), float(rng.uniform(-0.10, 0.0)), table_top_z + 0.001])
-        return SceneContents({"microphone": make_microphone(scene, "microphone", p)}, self.instruction, {})
+        x = float(rng.uniform(lo, hi))
+        p = sapien.Pose(p=[x, float(rng.uniform(-0.05, 0.0)), table_top_z + 0.001])
+        receiver: ArmSide = "left" if x > 0 else "right"
+        objects = {"microphone": make_microphone(scene, "microphone", p)}
+        return SceneContents(objects, self.instruction, {"receiver": receiver, "giver": _other(receiver)})
+
+    def receiver(self, world: BenchWorld) -> ArmSide:
+        """The arm that must end up holding the microphone (fixed when the scene was set up)."""
+        side = world.metadata.get("receiver")
+        if side in ("left", "right"):
+            return "left" if side == "left" else "right"
+        raise ValueError("handover_mic: the scene did not record its receiving arm")
 
     def giver(self, world: BenchWorld) -> ArmSide:
-        """The arm on the microphone's side (decided from where it stands now)."""
-        return "left" if pos(world, "microphone")[0] < 0 else "right"
+        """The arm on the microphone's starting side."""
+        return _other(self.receiver(world))
 
-    def check_success(self, world: BenchWorld) -> bool:
-        head_z = float(point(world, "microphone", "head")[2])
-        if head_z <= world.table_top_z + HEAD_ABOVE_TABLE_M:
-            return False
-        pairs: tuple[tuple[ArmSide, ArmSide], ...] = (("left", "right"), ("right", "left"))
-        return any(holds(world, receiver, "microphone") and grippers_open(world, giver) for receiver, giver in pairs)
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        receiver = self.receiver(world)
+        head_z = float(point(world, "microphone", "head")[2]) - world.table_top_z
+        return [
+            flag(f"{receiver} arm (receiver) holds the microphone", holds(world, receiver, "microphone")),
+            *open_conditions(world, _other(receiver)),
+            above("microphone head above table top", head_z, above_original_table(0.92)),
+        ]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)
         h["handover_point"] = [0.0, -0.05, round(world.table_top_z + 0.25, 4)]
+        h["giver"], h["receiver"] = self.giver(world), self.receiver(world)
         h["notes"] = [
-            "Grasp the microphone low on its handle (contact points 0-3), lift it, bring it to the handover point,",
-            "take it with the other arm high on the handle (contact points 4-7), then open the first gripper.",
+            f"Grasp the microphone with the {self.giver(world)} arm low on its handle (contact points 0-3), lift it,",
+            f"bring it to the handover point, take it with the {self.receiver(world)} arm high on the handle",
+            "(contact points 4-7), then open the first gripper.",
         ]
         return h
+
+
+def _other(arm: ArmSide) -> ArmSide:
+    return "right" if arm == "left" else "left"

@@ -9,10 +9,10 @@ import numpy as np
 import sapien
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, point, yaw_pose
+from mallvi.bench.tasks.conditions import Condition, above, above_original_table, below
 from mallvi.sim_bridge.objects import make_mug, make_rack
 from mallvi.sim_bridge.scene_spec import SceneContents
 
-HANDLE_ABOVE_TABLE_M = 0.11  # the paper's 0.85 m with its table top at 0.74 m
 HOOK_HEIGHT_M = 0.14  # ours: a mug held by its rim with the handle on a 0.20 m hook is beyond the arms' reach
 
 
@@ -23,12 +23,16 @@ class HangingMug(BenchTask):
         Use the left arm to pick the mug, rotate it and put it down in the middle of the table, then use the
         right arm to pick the mug and hang it onto the rack.
     Randomizations:
-        Mug (r 0.04 m, h 0.09 m, handle towards +x rotated by a yaw in [-0.5, 0.5] rad) at x ∈ [-0.25, -0.15],
-        y ∈ [-0.10, 0.0]; rack 0.26 m tall with its hook pointing to -x at x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05].
-        **Ours**: the hook rises from the post at 0.14 m (not 0.20 m), still above the 0.11 m the success check
-        asks of the handle: with the hook higher the mug held by its rim is beyond the raised arms' reach.
+        Mug (r 0.04 m, h 0.09 m, handle towards +x rotated by a yaw in [-1.57, 1.57] rad) at x ∈ [-0.25, -0.10],
+        y ∈ [-0.05, 0.05] (y ≤ 0 where |x| < 0.15); rack 0.26 m tall with its hook pointing to -x at
+        x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05]. **Ours**: the rack's range (the original's x ∈ [0.10, 0.30],
+        y ∈ [0.13, 0.17] puts the hook beyond the right arm's reach: near x = 0.10 the hook's tip crosses the
+        centre line, and the mug held by its rim cannot be brought there) and its yaw (none; the original turns
+        it by up to ±0.2 rad); the hook rises from
+        the post at 0.14 m (not 0.20 m), still above the 0.11 m the success check asks of the handle: with the
+        hook higher the mug held by its rim is beyond the raised arms' reach.
     Success Conditions:
-        The mug's handle point within 0.02 m (xy) of the hook point and more than 0.11 m above the table top.
+        The mug's handle point within 0.02 m of the hook point in x and in y and more than 0.11 m above the table top.
     """
 
     name = "hanging_mug"
@@ -43,7 +47,9 @@ class HangingMug(BenchTask):
 
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
         z = table_top_z + 0.001
-        mug_pose = yaw_pose(float(rng.uniform(-0.25, -0.15)), float(rng.uniform(-0.10, 0.0)), z, rng.uniform(-0.5, 0.5))
+        mx = float(rng.uniform(-0.25, -0.10))
+        my = float(rng.uniform(-0.05, 0.0 if abs(mx) < 0.15 else 0.05))  # the original keeps y ≤ 0 near the middle
+        mug_pose = yaw_pose(mx, my, z, float(rng.uniform(-1.57, 1.57)))
         rack_pose = sapien.Pose(p=[float(rng.uniform(0.15, 0.22)), float(rng.uniform(-0.05, 0.05)), z])
         objects = {
             "mug": make_mug(scene, "mug", mug_pose),
@@ -51,10 +57,14 @@ class HangingMug(BenchTask):
         }
         return SceneContents(objects, self.instruction, {})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         handle = point(world, "mug", "handle")
-        hook = point(world, "rack", "hook")
-        return bool(np.hypot(*(handle - hook)[:2]) < 0.02 and handle[2] > world.table_top_z + HANDLE_ABOVE_TABLE_M)
+        d = handle - point(world, "rack", "hook")
+        return [
+            below("handle - hook |dx|", abs(float(d[0])), 0.02),
+            below("handle - hook |dy|", abs(float(d[1])), 0.02),
+            above("handle above table top", float(handle[2]) - world.table_top_z, above_original_table(0.85)),
+        ]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, point, pos
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, point, pos
+from mallvi.bench.tasks.conditions import Condition, below
 from mallvi.bench.tiers import TierName
 from mallvi.sim_bridge.objects import make_burger, make_fries_box, make_tray
 from mallvi.sim_bridge.scene_spec import SceneContents
@@ -47,12 +48,12 @@ class PlaceBurgerFries(BenchTask):
         )
         return SceneContents({"tray": tray, "burger": burger, "fries": fries}, self.instruction, {})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        out = []
         for obj, drop in DROP_POINTS.items():
             d = pos(world, obj) - point(world, "tray", drop)
-            if float(np.hypot(d[0], d[1])) >= 0.08:
-                return False
-        return grippers_open(world)
+            out.append(below(f"{obj} - tray {drop} distance (xy)", float(np.hypot(d[0], d[1])), 0.08))
+        return [*out, *open_conditions(world)]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

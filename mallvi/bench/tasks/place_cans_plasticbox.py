@@ -8,6 +8,7 @@ import numpy as np
 import sapien
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
+from mallvi.bench.tasks.conditions import Condition, below
 from mallvi.sim_bridge.objects import make_can, make_open_box
 from mallvi.sim_bridge.scene_spec import SceneContents
 
@@ -45,9 +46,10 @@ class PlaceCansPlasticbox(BenchTask):
             objects[f"can_{side}"] = make_can(scene, f"can_{side}", p, radius_m=radius, height_m=0.096)
         return SceneContents(objects, self.instruction, {"task": self.name})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         box = pos(world, "plasticbox")
-        return all(float(np.hypot(*(pos(world, c) - box)[:2])) < 0.10 for c in ("can_left", "can_right"))
+        return [below(f"{c} - box centre distance (xy)", float(np.hypot(*(pos(world, c) - box)[:2])), 0.10)
+                for c in ("can_left", "can_right")]  # fmt: skip
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos, upright
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos, tilt_rad
+from mallvi.bench.tasks.conditions import Condition, above, below
 from mallvi.sim_bridge.objects import make_basket, make_toy
 from mallvi.sim_bridge.scene_spec import SceneContents
 
@@ -22,7 +23,7 @@ class PlaceObjectBasket(BenchTask):
         A toy at |x| ∈ [0.20, 0.26] on a random side, y ∈ [-0.10, 0.0]; the basket (0.14×0.23×0.175 m) on the
         other side next to the centre line, |x| ∈ [0.0, 0.04], y ∈ [-0.10, -0.05].
     Success Conditions:
-        The basket's bottom more than 0.02 m above the table top and upright (tilt < 0.35 rad), the toy within
+        The basket's bottom more than 0.02 m above where it started and tilted less than 60°, the toy within
         0.15 m (L1 over x, y, z) of the basket's origin. Arm-allocation threshold 0.2 m.
     """
 
@@ -47,11 +48,13 @@ class PlaceObjectBasket(BenchTask):
         basket = make_basket(scene, "basket", sapien.Pose(p=basket_p))
         return SceneContents({"toy": toy, "basket": basket}, self.instruction, {})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         b = pos(world, "basket")
-        lifted = float(b[2]) > world.table_top_z + 0.02
-        inside = float(np.abs(pos(world, "toy") - b).sum()) < 0.15
-        return lifted and inside and upright(world, "basket")
+        return [
+            above("basket lifted above its start", float(b[2]) - (world.table_top_z + 0.001), 0.02),
+            below("basket tilt", float(np.degrees(tilt_rad(world, "basket"))), 60.0, unit="deg"),
+            below("toy - basket L1 distance", float(np.abs(pos(world, "toy") - b).sum()), 0.15),
+        ]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -8,6 +8,7 @@ import numpy as np
 import sapien
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, place_apart, point, pos
+from mallvi.bench.tasks.conditions import Condition, below
 from mallvi.sim_bridge.objects import make_bottle, make_dustbin
 from mallvi.sim_bridge.scene_spec import SceneContents
 
@@ -47,14 +48,16 @@ class PutBottlesDustbin(BenchTask):
             objects[n] = make_bottle(scene, n, sapien.Pose(p=[x, y, z]), radius_m=r, height_m=h)
         return SceneContents(objects, self.instruction, {})
 
-    def check_success(self, world: BenchWorld) -> bool:
+    def conditions(self, world: BenchWorld) -> list[Condition]:
         b = pos(world, "dustbin")
         rim_z = float(b[2]) + BIN_SIZE_M[2]
+        out = []
         for n in BOTTLES:
-            p = pos(world, n)
-            if abs(p[0] - b[0]) >= BIN_SIZE_M[0] / 2 or abs(p[1] - b[1]) >= BIN_SIZE_M[1] / 2 or p[2] >= rim_z:
-                return False
-        return True
+            d = pos(world, n) - b
+            out += [below(f"{n} - bin |dx|", abs(float(d[0])), BIN_SIZE_M[0] / 2),
+                    below(f"{n} - bin |dy|", abs(float(d[1])), BIN_SIZE_M[1] / 2),
+                    below(f"{n} bottom below the rim", float(d[2]), rim_z - float(b[2]))]  # fmt: skip
+        return out
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

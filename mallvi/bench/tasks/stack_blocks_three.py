@@ -6,16 +6,24 @@ from typing import Any
 
 import numpy as np
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open, pos
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, pos
+from mallvi.bench.tasks.conditions import Condition, below
 
 STACK_CENTER_XY = (0.0, -0.13)
 ORDER = ("red_block", "green_block", "blue_block")  # bottom to top
 
 
-def on_top(world: BenchWorld, upper: str, lower: str, step_m: float = 0.05) -> bool:
-    """``upper`` sits on ``lower``: within (0.025, 0.025, 0.012) m of lower + step_m in z."""
+def on_top_conditions(world: BenchWorld, upper: str, lower: str, step_m: float = 0.05) -> list[Condition]:
+    """``upper`` sits on ``lower``: within (0.025, 0.025, 0.012) m of lower + step_m in z, axis by axis."""
     d = pos(world, upper) - pos(world, lower) - np.array([0.0, 0.0, step_m])
-    return bool(abs(d[0]) < 0.025 and abs(d[1]) < 0.025 and abs(d[2]) < 0.012)
+    pair = f"{upper.split('_')[0]} on {lower.split('_')[0]}"
+    eps = (0.025, 0.025, 0.012)
+    return [below(f"{pair} |d{axis}|", abs(float(v)), e) for axis, v, e in zip("xyz", d, eps, strict=True)]
+
+
+def on_top(world: BenchWorld, upper: str, lower: str, step_m: float = 0.05) -> bool:
+    """``upper`` sits on ``lower`` (every condition of ``on_top_conditions`` holds)."""
+    return all(c.held for c in on_top_conditions(world, upper, lower, step_m))
 
 
 class StackBlocksThree(BenchTask):
@@ -42,8 +50,12 @@ class StackBlocksThree(BenchTask):
     chunk = 6
     shared_scene = "stack_blocks_three"
 
-    def check_success(self, world: BenchWorld) -> bool:
-        return on_top(world, ORDER[1], ORDER[0]) and on_top(world, ORDER[2], ORDER[1]) and grippers_open(world)
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        return [
+            *on_top_conditions(world, ORDER[1], ORDER[0]),
+            *on_top_conditions(world, ORDER[2], ORDER[1]),
+            *open_conditions(world),
+        ]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, grippers_open
-from mallvi.bench.tasks.stack_blocks_three import STACK_CENTER_XY, on_top
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions
+from mallvi.bench.tasks.conditions import Condition
+from mallvi.bench.tasks.stack_blocks_three import STACK_CENTER_XY, on_top_conditions
 
 
 class StackBlocksTwo(BenchTask):
@@ -30,9 +31,11 @@ class StackBlocksTwo(BenchTask):
     chunk = 9
     shared_scene = "stack_blocks_two"
 
-    def check_success(self, world: BenchWorld) -> bool:
-        stacked = on_top(world, "green_block", "red_block") or on_top(world, "red_block", "green_block")
-        return stacked and grippers_open(world)
+    def conditions(self, world: BenchWorld) -> list[Condition]:
+        green_on_red = on_top_conditions(world, "green_block", "red_block")
+        red_on_green = on_top_conditions(world, "red_block", "green_block")
+        best = min((green_on_red, red_on_green), key=lambda cs: sum(not c.held for c in cs))  # either order
+        return [*best, *open_conditions(world)]
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

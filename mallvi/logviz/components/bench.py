@@ -158,7 +158,8 @@ def _task_table(tier: str, rows: list[TaskRow], ours_average: float | None) -> h
 
 
 def _episode_table(bench_dir: Path, key: str, episodes: list[dict[str, Any]], trace_keys: set[str]) -> html.Table:
-    header = html.Thead(html.Tr([html.Th(c) for c in ("task", "seed", "status", "success", "score", "trace")]))
+    columns = ("task", "seed", "status", "success", "score", "failed conditions", "trace")
+    header = html.Thead(html.Tr([html.Th(c) for c in columns]))
     body = []
     for ep in episodes:
         trace = ep.get("trace")
@@ -173,11 +174,32 @@ def _episode_table(bench_dir: Path, key: str, episodes: list[dict[str, Any]], tr
                     html.Td(str(ep.get("status", "-"))),
                     html.Td(str(success), className=f"outcome {'success' if success else 'failure'}"),
                     html.Td(_pct(_num(ep.get("score")))),
+                    html.Td(failed_conditions(ep), className="conditions"),
                     html.Td(link),
                 ]
             )
         )
     return html.Table([header, html.Tbody(body)], className="episodes", id="episode-table")
+
+
+def failed_conditions(episode: Mapping[str, Any]) -> str:
+    """The success conditions a failed episode missed, each with its measurement, limit and miss ("" if none)."""
+    conditions = episode.get("conditions")
+    if not isinstance(conditions, list):
+        return ""
+    parts = []
+    for c in conditions:
+        if not isinstance(c, Mapping) or c.get("held"):
+            continue
+        measured, limit, miss = _num(c.get("measured")), _num(c.get("limit")), _num(c.get("miss"))
+        text = str(c.get("name", "?"))
+        if measured is not None and limit is not None:
+            unit = str(c.get("unit") or "")
+            text += f" {measured:.3g}{unit} ({c.get('kind', '')} {limit:.3g}{unit})"
+            if miss is not None:
+                text += f", missed by {miss:.3g}{unit}"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def _trace_key(bench_key: str, trace: str) -> str:
