@@ -32,11 +32,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from mallvi.doctor import collect_report
+    from mallvi.config import ConfigError
+    from mallvi.doctor import collect_report, endpoint_lines, endpoint_report
 
+    endpoint = None
+    if args.base_url:
+        try:
+            endpoint = endpoint_report(args.base_url, args.llm_model, args.llm_timeout)
+        except ConfigError as e:
+            raise UsageError(str(e)) from e
     report = collect_report()
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps({**report, "endpoint": endpoint} if endpoint else report, indent=2))
     else:
         for key, value in report.items():
             if isinstance(value, dict):
@@ -45,7 +52,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                     print(f"  {k}: {v}")
             else:
                 print(f"{key}: {value}")
-    return EXIT_OK if report.get("render_device_ok") else EXIT_FAILED
+        if endpoint:
+            print("\n".join(endpoint_lines(endpoint)))
+    ok = report.get("render_device_ok") and (endpoint is None or endpoint.get("reachable"))
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def _cmd_viz(args: argparse.Namespace) -> int:
@@ -218,7 +228,7 @@ def _native_stdout_to_stderr() -> Iterator[None]:
 def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
     from mallvi.graph.backends.base import RefusalError
-    from mallvi.graph.cli_support import config_from_args, default_trace_dir, precheck, summary_lines
+    from mallvi.graph.cli_support import config_from_args, default_trace_dir, llm_notice, precheck, summary_lines
     from mallvi.graph.sim_run import run_in_sim
     from mallvi.robot_drivers.base import DriverError
 
@@ -227,6 +237,8 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         precheck(instruction, cfg)
     except (ConfigError, ValueError) as e:
         raise UsageError(str(e)) from e
+    if cfg.uses_llm and not args.quiet:
+        print(f"[mallvi] {llm_notice(cfg)}", file=sys.stderr)
     trace_dir = args.trace_dir or default_trace_dir(task, seed)
     checkpoint = args.checkpoint or (f"{trace_dir}/checkpoints.sqlite" if args.approve or args.resume else None)
     progress = None if args.quiet else (lambda line: print(f"[mallvi] {line}", file=sys.stderr))
@@ -286,7 +298,12 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $MALLVI_BASE_URL); key: $OPENAI_API_KEY")
     p.add_argument("--llm-model", help="text model for the llm backend")
     p.add_argument("--vlm-model", help="vision model (Descriptor, Reflector) for the llm backend")
-    p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model request (default: 60)")
+    p.add_argument("--llm-timeout", type=float, default=60.0,
+                   help="seconds per model request (default: 60); one question, retries and re-asks included, "
+                        "takes at most 3 times this")
+    p.add_argument("--llm-decoding", default="auto", metavar="MODE",
+                   help="how to get JSON from the model: auto (default: probe the endpoint for schema-constrained "
+                        "decoding), json_schema, json_object_schema, structured_outputs, guided_json or prompt")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color",
                    help="color (default), sim (privileged masks: isolates planning) or neural")
     p.add_argument("--robot", choices=["sim", "piper"], default="sim")
@@ -336,12 +353,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from mallvi.bench.config import BenchConfig
     from mallvi.bench.runner import RunDirError, run_bench
     from mallvi.bench.tiers import parse_tier, select_tasks
+    from mallvi.config import check_base_url
 
     try:
         tier = parse_tier(args.tier)
         tasks = tuple(select_tasks(tier, args.tasks))
         llm = {k: v for k, v in {"base_url": args.base_url or os.environ.get("MALLVI_BASE_URL"),
                                  "model": args.llm_model, "vlm_model": args.vlm_model}.items() if v}  # fmt: skip
+        if "base_url" in llm and (args.backend == "llm" or args.agent == "single"):
+            check_base_url(llm["base_url"])
         cfg = BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                           agent=args.agent, backend=args.backend, perception=args.perception,
                           contingency=args.contingency, llm=llm, save_images=not args.no_images)  # fmt: skip
@@ -396,6 +416,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="report the render device, library versions and installed extras")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--base-url", help="also check this OpenAI-compatible endpoint: models, schema-constrained "
+                                      "decoding, vision (key: $OPENAI_API_KEY)")
+    p.add_argument("--llm-model", help="the endpoint's model to check (default: the first it lists)")
+    p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per endpoint request (default: 30)")
     p.set_defaults(func=_cmd_doctor)
 
     p = sub.add_parser("viz", help="browse run traces and benchmark results in a local web viewer")
