@@ -118,7 +118,7 @@ def _markdown(summary: dict[str, Any], args: argparse.Namespace) -> str:
              "| decoding | agent | questions | schema-valid 1st try | accepted after re-asks | calls | "
              "median / max latency s | tokens in / out (mean) | max tokens out | calls per subtask |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for mode, s in summary.items():
+    for s in summary.values():
         for agent, a in s["agents"].items():
             n = a["questions"]
             lines.append(
@@ -126,8 +126,9 @@ def _markdown(summary: dict[str, Any], args: argparse.Namespace) -> str:
                 f"{a['accepted_after_reasks']}/{n} | {a['calls']} | {_fmt(a['latency_s_median'])} / "
                 f"{_fmt(a['latency_s_max'])} | {_fmt(a['tokens_in_mean'], 0)} / {_fmt(a['tokens_out_mean'], 0)} | "
                 f"{_fmt(a['tokens_out_max'])} | {_fmt(a['calls_per_subtask'])} |")
-    lines += ["", "| decoding | task | success (simulator truth) | statuses | mean wall s/run |", "|---|---|---|---|---|"]
-    for mode, s in summary.items():
+    lines += ["", "| decoding | task | success (simulator truth) | statuses | mean wall s/run |",
+              "|---|---|---|---|---|"]
+    for s in summary.values():
         for task, t in s["tasks"].items():
             lines.append(f"| {s['decoding_used']} | {task} | {t['successes']}/{t['runs']} | {t['statuses']} | "
                          f"{_fmt(t['wall_s_mean'], 1)} |")
@@ -174,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                     mode_rows.append(row)
                     print(f"[llm_figures] {decoding} {task} seed {seed}: {row['status']} success={row['success']} "
                           f"{row['wall_s']:.1f} s", file=sys.stderr, flush=True)
-                    (out / "rows.jsonl").open("a").write(json.dumps(row, default=str) + "\n")
+                    with (out / "rows.jsonl").open("a") as fh:
+                        fh.write(json.dumps(row, default=str) + "\n")
             rows += mode_rows
             tasks = {}
             for task in args.tasks.split(","):
