@@ -79,6 +79,12 @@ def _user_message(user: str, images: list[NDArray[np.uint8]] | None) -> HumanMes
     return HumanMessage(content=parts)
 
 
+def _is_openai_client(chat: BaseChatModel) -> bool:
+    from langchain_openai.chat_models.base import BaseChatOpenAI
+
+    return isinstance(chat, BaseChatOpenAI)
+
+
 class LlmClient:
     """One chat model plus the retry/validation policy; records a LlmCallRecord per request."""
 
@@ -94,6 +100,8 @@ class LlmClient:
         """How to ask this endpoint for JSON: forced by ``cfg.decoding`` or probed once (probe calls are logged)."""
         if self.cfg.decoding != "auto":
             return EndpointCaps(decoding=self.cfg.decoding)
+        if not _is_openai_client(self.chat):  # an in-process chat model has no endpoint to probe
+            return EndpointCaps(decoding="prompt")
         caps, fresh = probe_endpoint(self.chat, self.cfg.base_url or "", self.model, self.cfg.timeout_s,
                                      deadline, self._secrets)
         if fresh:
