@@ -9,7 +9,8 @@ other agent on rules, once per decoding mode (``auto``: the probe's choice, sche
 ``prompt``: the schema only in the prompt). Per agent it reports, from each run's trace: the share of questions
 whose first reply is schema-valid JSON, the share answered validly after re-asks (accepted: schema-valid and
 passing the agent's checks), latency per call, tokens per call, and model calls per subtask; per task the
-success rate (simulator truth). Results go to DIR/llm_figures.json and DIR/llm_figures.md.
+success rate (simulator truth). Each run appends to DIR/rows.jsonl (tasks and modes interleaved per seed); the
+summary goes to DIR/llm_figures.json and DIR/llm_figures.md (``--summarize`` rebuilds it from rows.jsonl).
 """
 
 from __future__ import annotations
@@ -144,50 +145,56 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--perception", default="color", choices=["color", "sim"])
     ap.add_argument("--llm-timeout", type=float, default=30.0)
     ap.add_argument("--out", default="figures/llm")
+    ap.add_argument("--summarize", action="store_true", help="only summarise DIR/rows.jsonl of an earlier run")
     args = ap.parse_args(argv)
 
     from mallvi.graph.backends.llm_decoding import EndpointCaps, probe_endpoint
     from tests.fixtures.local_llm_server import LocalLlmServer, smollm2_gguf
 
-    gguf = smollm2_gguf()
-    if gguf is None:
-        print("SmolLM2 GGUF not installed: run scripts/setup_local_model.sh", file=sys.stderr)
-        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {}
-    rows: list[dict[str, Any]] = []
-    with LocalLlmServer(gguf) as srv:
-        for decoding in args.decoding.split(","):
-            used = decoding
-            if decoding == "auto":
+    modes = args.decoding.split(",")
+    used = {m: m for m in modes}
+    if not args.summarize:
+        gguf = smollm2_gguf()
+        if gguf is None:
+            print("SmolLM2 GGUF not installed: run scripts/setup_local_model.sh", file=sys.stderr)
+            return 2
+        with LocalLlmServer(gguf) as srv:
+            if "auto" in modes:
                 from mallvi.config import LlmConfig
                 from mallvi.graph.backends.llm import make_chat_model
 
                 cfg = LlmConfig(base_url=srv.base_url, llm_model=srv.model, timeout_s=args.llm_timeout)
                 caps: EndpointCaps = probe_endpoint(make_chat_model(cfg, srv.model), srv.base_url, srv.model,
                                                     args.llm_timeout)[0]
-                used = f"auto → {caps.decoding}"
-            mode_rows = []
-            for task in args.tasks.split(","):
-                for seed in range(args.seed_start, args.seed_start + args.seeds):
-                    row = _run(task, seed, decoding, args, srv.base_url, srv.model, out / "traces")
-                    mode_rows.append(row)
-                    print(f"[llm_figures] {decoding} {task} seed {seed}: {row['status']} success={row['success']} "
-                          f"{row['wall_s']:.1f} s", file=sys.stderr, flush=True)
-                    with (out / "rows.jsonl").open("a") as fh:
-                        fh.write(json.dumps(row, default=str) + "\n")
-            rows += mode_rows
-            tasks = {}
-            for task in args.tasks.split(","):
-                tr = [r for r in mode_rows if r["task"] == task]
-                statuses: dict[str, int] = {}
-                for r in tr:
-                    statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-                tasks[task] = {"runs": len(tr), "successes": sum(bool(r["success"]) for r in tr),
-                               "statuses": statuses, "wall_s_mean": statistics.mean([r["wall_s"] for r in tr])}
-            summary[decoding] = {"decoding_used": used, "tasks": tasks,
-                                 "agents": {a: _agent_table(mode_rows, a) for a in AGENTS}}
+                used["auto"] = f"auto → {caps.decoding}"
+            (out / "modes.json").write_text(json.dumps(used))
+            for seed in range(args.seed_start, args.seed_start + args.seeds):  # interleaved: a measurement
+                for task in args.tasks.split(","):  # cut short still compares tasks and modes on the same seeds
+                    for decoding in modes:
+                        row = _run(task, seed, decoding, args, srv.base_url, srv.model, out / "traces")
+                        print(f"[llm_figures] {decoding} {task} seed {seed}: {row['status']} "
+                              f"success={row['success']} {row['wall_s']:.1f} s", file=sys.stderr, flush=True)
+                        with (out / "rows.jsonl").open("a") as fh:
+                            fh.write(json.dumps(row, default=str) + "\n")
+    if (out / "modes.json").is_file():
+        used.update(json.loads((out / "modes.json").read_text()))
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines() if line.strip()]
+    summary: dict[str, Any] = {}
+    for decoding in modes:
+        mode_rows = [r for r in rows if r["decoding"] == decoding]
+        tasks = {}
+        for task in args.tasks.split(","):
+            tr = [r for r in mode_rows if r["task"] == task]
+            statuses: dict[str, int] = {}
+            for r in tr:
+                statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+            tasks[task] = {"runs": len(tr), "seeds": sorted(r["seed"] for r in tr),
+                           "successes": sum(bool(r["success"]) for r in tr), "statuses": statuses,
+                           "wall_s_mean": statistics.mean([r["wall_s"] for r in tr]) if tr else None}
+        summary[decoding] = {"decoding_used": used[decoding], "tasks": tasks,
+                             "agents": {a: _agent_table(mode_rows, a) for a in AGENTS}}
     (out / "llm_figures.json").write_text(json.dumps(summary, indent=2, default=str))
     md = _markdown(summary, args)
     (out / "llm_figures.md").write_text(md)

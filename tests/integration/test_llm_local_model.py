@@ -35,6 +35,8 @@ from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 from tests.fixtures.local_llm_server import LocalLlmServer, server_installed, smollm2_gguf
 
 pytestmark = pytest.mark.slow
+#: seconds per request: ~2 s suffice on an idle 2-core machine; generous for a shared, overloaded one
+TIMEOUT_S = 120.0
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +64,7 @@ class _Replies(BaseCallbackHandler):
 
 
 def _client(srv: LocalLlmServer, replies: _Replies, **kw: Any) -> LlmClient:
-    cfg = LlmConfig(base_url=srv.base_url, llm_model=srv.model, vlm_model=srv.model, timeout_s=30.0,
+    cfg = LlmConfig(base_url=srv.base_url, llm_model=srv.model, vlm_model=srv.model, timeout_s=TIMEOUT_S,
                     backoff_s=0.2, **kw)
     chat = make_chat_model(cfg, srv.model)
     chat.callbacks = [replies]
@@ -147,14 +149,12 @@ def test_the_thinker_on_smollm2_never_returns_a_plan_naming_an_unknown_object(sm
 def test_a_whole_run_with_decomposer_and_thinker_on_smollm2_ends_clearly_and_safely(
         smollm2: LocalLlmServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace_dir = tmp_path / "trace"
-    t0 = time.monotonic()
     code = main(["run", "stack the green block on the red block", "--task", "stack_blocks_two", "--seed", "0",
                  "--agent-backend", "decomposer=llm", "--agent-backend", "thinker=llm",
-                 "--base-url", smollm2.base_url, "--llm-model", smollm2.model, "--llm-timeout", "20",
-                 "--perception", "sim", "--trace-dir", str(trace_dir), "--json"])
-    wall_s = time.monotonic() - t0
+                 "--base-url", smollm2.base_url, "--llm-model", smollm2.model, "--llm-timeout", str(TIMEOUT_S),
+                 "--trace-dir", str(trace_dir), "--json"])
     out, err = capsys.readouterr()
-    assert "Traceback" not in err and "each question takes at most 60 s" in err
+    assert "Traceback" not in err and f"each question takes at most {3 * TIMEOUT_S:.0f} s" in err
     result = json.loads(out)
     assert code == {"succeeded": 0, "failed": 1, "refused": 2}[result["status"]]
     if result["status"] == "failed":
@@ -172,4 +172,15 @@ def test_a_whole_run_with_decomposer_and_thinker_on_smollm2_ends_clearly_and_saf
         pose = (e.get("args") or {}).get("target_pose") if e["kind"] == "actor_command" else None
         if isinstance(pose, list) and len(pose) >= 3 and e.get("skill") != "move_by_displacement":
             assert abs(pose[0]) <= 0.6 and abs(pose[1]) <= 0.35 and table_z - 0.05 <= pose[2] <= table_z + 0.65, e
-    assert wall_s < 240
+    calls = [e for e in events if e["kind"] == "llm_call"]
+    assert calls and all(e["latency_s"] <= TIMEOUT_S + 1.0 for e in calls)  # every request bounded
+
+
+def test_doctor_tells_what_the_local_server_offers(smollm2: LocalLlmServer) -> None:
+    from mallvi.doctor import endpoint_lines, endpoint_report
+
+    report = endpoint_report(smollm2.base_url, None, 30.0)
+    assert report["models"] == [smollm2.model] and report["decoding"] == "json_object_schema"
+    assert not report["vision"]["accepts_images"]  # a text-only chat template: the image is refused, not ignored
+    lines = "\n".join(endpoint_lines(report))
+    assert "schema-constrained decoding: json_object_schema" in lines and "vision: refuses images" in lines
