@@ -176,8 +176,11 @@ class LlmClient:
         schema_json = schema.model_json_schema()
         opts = request_options(caps.decoding, schema_json, schema.__name__, max_tokens_for(node),
                                caps.send_max_tokens)
-        system = f"{system}\n\nAnswer with ONE JSON object matching this JSON schema, nothing else:\n" \
-                 f"{json.dumps(schema_json)}"
+        if caps.decoding == "prompt":
+            system = f"{system}\n\nAnswer with ONE JSON object matching this JSON schema, nothing else:\n" \
+                     f"{json.dumps(schema_json)}"
+        else:  # the endpoint holds the answer to the schema: a prompt a third as long, so a faster answer
+            system = f"{system}\n\nAnswer with ONE JSON object with the fields described above, nothing else."
         messages: list[BaseMessage] = [SystemMessage(content=system), _user_message(user, images)]
         problem = ""
         for _ in range(self.cfg.max_reasks + 1):
