@@ -86,8 +86,5 @@ def endpoint_lines(report: dict[str, Any]) -> list[str]:
     lines.append(f"  schema-constrained decoding: {report['decoding'] if report['schema_constrained'] else 'none'}"
                  f" (probed: {tried or 'nothing'})")
     vision = report.get("vision", {})
-    if vision.get("accepts_images"):
-        lines.append(f"  vision: accepts images; asked the colour of a red image, answered {vision.get('answer')!r}")
-    else:
-        lines.append(f"  vision: refuses images ({vision.get('detail')})")
+    lines.append(f"  vision: {vision.get('verdict')} images ({vision.get('detail')})")
     return lines

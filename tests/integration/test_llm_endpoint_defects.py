@@ -128,15 +128,31 @@ def test_the_same_500_twice_is_not_retried_further() -> None:
         assert len(srv.script.requests) == 2 and len(sleeps) == 1
 
 
-def test_an_image_sent_to_a_text_only_model_fails_once_naming_the_agent_and_model() -> None:
+@pytest.mark.parametrize(("vision_probe", "verdict"), [
+    ({"status": 500, "message": 'can only concatenate str (not "list") to str'}, "refuses"),
+    ("I am a helpful assistant.", "ignores")])
+def test_an_image_for_a_model_that_does_not_see_it_fails_at_once_naming_agent_and_model(
+        vision_probe: object, verdict: str) -> None:
     with FakeOpenAIServer() as srv:
-        srv.script.add("perceptor", {"status": 500, "message": 'can only concatenate str (not "list") to str'})
+        srv.script.add("vision_probe", vision_probe)
+        srv.script.defaults["perceptor"] = FOCUS
         client = _client(srv)
         with pytest.raises(AgentError) as err:
             _ask_focus(client, CallLog(), images=[np.zeros((8, 8, 3), np.uint8)])
-        assert len(srv.script.requests) == 1
+        assert srv.script.requests == []  # the question itself was never sent, nor retried
+        with pytest.raises(AgentError, match=verdict):  # checked once per endpoint and model: the same answer
+            _ask_focus(client, CallLog(), images=[np.zeros((8, 8, 3), np.uint8)])
+        assert len([p for p in srv.script.probes if p["decoding"] == "vision"]) <= 2
     text = str(err.value)
-    assert text.startswith("perceptor:") and "'text-model'" in text and "vision model" in text
+    assert text.startswith("perceptor:") and f"'text-model' {verdict} images" in text and "--vlm-model" in text
+
+
+def test_a_vision_model_gets_the_image_in_content_parts() -> None:
+    with FakeOpenAIServer() as srv:
+        srv.script.defaults["perceptor"] = FOCUS
+        _ask_focus(_client(srv), CallLog(), images=[np.zeros((8, 8, 3), np.uint8)])
+        assert [r["content_types"] for r in srv.script.requests] == [["str", "list"]]
+        assert srv.script.requests[0]["has_image"]
 
 
 def test_a_silent_endpoint_ends_the_question_within_its_bound_and_never_sleeps_after_the_last_try() -> None:
@@ -193,13 +209,12 @@ def test_doctor_reports_models_decoding_and_vision_of_an_endpoint() -> None:
 
     with FakeOpenAIServer() as srv:
         srv.script.structured = {"json_object_schema"}
-        srv.script.add("unknown", "It is red.")
         report = endpoint_report(srv.base_url, None, 5.0)
     assert report["reachable"] and report["models"] == ["text-model", "vision-model"]
     assert report["model"] == "text-model" and report["decoding"] == "json_object_schema"
-    assert report["vision"]["accepts_images"] and report["vision"]["sees_red"]
+    assert report["vision"]["verdict"] == "sees"
     text = "\n".join(endpoint_lines(report))
-    assert "schema-constrained decoding: json_object_schema" in text and "vision: accepts images" in text
+    assert "schema-constrained decoding: json_object_schema" in text and "vision: sees images" in text
 
 
 def test_doctor_names_an_endpoint_that_refuses_images_and_one_that_is_down() -> None:
@@ -207,11 +222,11 @@ def test_doctor_names_an_endpoint_that_refuses_images_and_one_that_is_down() -> 
 
     with FakeOpenAIServer() as srv:
         srv.script.structured = set()
-        srv.script.add("unknown", {"status": 400, "message": "image input is not supported by this model"})
+        srv.script.add("vision_probe", {"status": 400, "message": "image input is not supported by this model"})
         report = endpoint_report(srv.base_url, "text-model", 5.0)
         port = srv.httpd.server_address[1]
     assert report["decoding"] == "prompt" and not report["schema_constrained"]
-    assert not report["vision"]["accepts_images"] and "not supported" in report["vision"]["detail"]
+    assert report["vision"]["verdict"] == "refuses" and "not supported" in report["vision"]["detail"]
     assert "vision: refuses images" in "\n".join(endpoint_lines(report))
     down = endpoint_report(f"http://127.0.0.1:{port}/v1", None, 2.0)  # the server is gone now
     assert not down["reachable"] and "unreachable" in "\n".join(endpoint_lines(down))

@@ -9,8 +9,6 @@ the probe, retries with back-off, and re-asks all count, and no wait follows the
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import logging
 import re
@@ -27,8 +25,15 @@ from pydantic import BaseModel, ValidationError
 
 from mallvi.config import LlmConfig
 from mallvi.graph.backends.base import AgentError, CallLog
-from mallvi.graph.backends.llm_decoding import EndpointCaps, max_tokens_for, probe_endpoint, request_options
+from mallvi.graph.backends.llm_decoding import (
+    EndpointCaps,
+    max_tokens_for,
+    probe_endpoint,
+    probe_vision,
+    request_options,
+)
 from mallvi.graph.backends.llm_errors import describe, is_content_error, is_transient, status_of, token_count
+from mallvi.graph.backends.llm_images import image_data_url
 from mallvi.graph.schemas import LlmCallRecord
 
 log = logging.getLogger(__name__)
@@ -46,15 +51,6 @@ def make_chat_model(cfg: LlmConfig, model: str) -> BaseChatModel:
 def load_prompt(agent: str) -> str:
     """The prompt template mallvi/prompts/<agent>.md (package data)."""
     return resources.files("mallvi.prompts").joinpath(f"{agent}.md").read_text(encoding="utf-8")
-
-
-def image_data_url(rgb: NDArray[np.uint8]) -> str:
-    """A PNG data URL for an RGB image (how images reach a VLM)."""
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def extract_json(text: str) -> str:
@@ -111,6 +107,16 @@ class LlmClient:
                     decoding=step.mode, error=None if step.ok else f"probe: {step.detail}"[:300]))
             log.info("%s: %s at %s: %s", node, self.model, self.cfg.base_url, caps.summary())
         return caps
+
+    def _require_vision(self, node: str) -> None:
+        """AgentError unless the model sees images (checked once per endpoint and model)."""
+        if not _is_openai_client(self.chat):
+            return
+        check = probe_vision(self.chat, self.cfg.base_url or "", self.model, self.cfg.timeout_s, self._secrets)
+        if check.verdict in ("ignores", "refuses"):
+            raise AgentError(f"{node}: the model {self.model!r} {check.verdict} images, so it cannot serve the "
+                             f"{node} (choose a vision model with --vlm-model, or --agent-backend {node}=rules): "
+                             f"{check.detail}")
 
     def _fail(self, node: str, e: Exception, msg: str, images: bool) -> AgentError:
         code = status_of(e)
@@ -173,6 +179,8 @@ class LlmClient:
         """
         deadline = time.monotonic() + self.cfg.question_bound_s
         caps = self.endpoint(node, log_, deadline)
+        if images:
+            self._require_vision(node)
         schema_json = schema.model_json_schema()
         opts = request_options(caps.decoding, schema_json, schema.__name__, max_tokens_for(node),
                                caps.send_max_tokens)

@@ -40,9 +40,11 @@ def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
 
 
 class DecomposerAnswer(BaseModel):
-    refusal: str | None = None
+    # the plan comes first: with schema-constrained decoding a small model writes the fields in this order, and
+    # one that starts with "refusal" tends to fill it in
     subtasks: list[Subtask] = Field(default_factory=list)
     goal: list[Predicate] = Field(default_factory=list)
+    refusal: str | None = None
 
 
 class LlmDecomposer:

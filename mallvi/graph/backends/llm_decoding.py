@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -166,11 +167,69 @@ def _unreachable(step: ProbeStep) -> bool:
     return not step.ok and ("Timeout" in kind or "Connect" in kind)
 
 
+@dataclass
+class VisionCheck:
+    """Whether a model sees images: ``sees``, ``ignores`` (answers, but not about the image) or ``refuses``."""
+
+    verdict: Literal["sees", "ignores", "refuses", "unknown"]
+    detail: str
+
+
+_VISION: dict[tuple[str, str], VisionCheck] = {}
+
+
+def _colour_image(rgb: tuple[int, int, int]) -> str:
+    from mallvi.graph.backends.llm_images import image_data_url
+
+    img = np.zeros((64, 64, 3), dtype=np.uint8)
+    img[...] = rgb
+    return image_data_url(img)
+
+
+def probe_vision(chat: BaseChatModel, base_url: str, model: str, timeout_s: float, secrets: tuple[str, ...] = (),
+                 use_cache: bool = True) -> VisionCheck:
+    """Show the model a red and then a blue image and ask each one's colour; cached per base URL and model.
+
+    A text-only server may drop the image parts and answer anyway, so a 200 proves nothing: the model ``sees``
+    only when it names both colours. Not cached when the endpoint could not be reached.
+    """
+    key = (base_url, model)
+    with _LOCK:
+        if use_cache and key in _VISION:
+            return _VISION[key]
+    answers: list[str] = []
+    for name, rgb in (("red", (220, 20, 20)), ("blue", (20, 20, 220))):
+        msg = HumanMessage(content=[
+            {"type": "text", "text": "Which colour fills this image? Answer with one word."},
+            {"type": "image_url", "image_url": {"url": _colour_image(rgb)}}])
+        try:
+            reply = chat.invoke([msg], config={"run_name": "vision_probe", "metadata": {"probe": "vision"}},
+                                timeout=timeout_s, **request_options("prompt", {}, "", 8))
+        except Exception as e:
+            detail = describe(e, secrets, 200)
+            kind = detail.split(":", 1)[0]
+            if "Timeout" in kind or "Connect" in kind:
+                return VisionCheck("unknown", detail)
+            check = VisionCheck("refuses", detail)
+            break
+        text = (reply.content if isinstance(reply.content, str) else json.dumps(reply.content)).strip()
+        answers.append(text[:40])
+        if name not in text.lower():
+            check = VisionCheck("ignores", f"asked the colour of a {name} image, it answered {text[:40]!r}")
+            break
+    else:
+        check = VisionCheck("sees", f"named the colours of a red and a blue image ({'; '.join(answers)})")
+    with _LOCK:
+        _VISION[key] = check
+    return check
+
+
 def forget_probes() -> None:
     """Drop every cached probe result (tests; a server restarted with other options)."""
     with _LOCK:
         _CACHE.clear()
+        _VISION.clear()
 
 
-__all__ = ["DECODING_MODES", "MAX_TOKENS", "EndpointCaps", "ProbeStep", "forget_probes",
-           "max_tokens_for", "probe_endpoint", "request_options"]
+__all__ = ["DECODING_MODES", "MAX_TOKENS", "EndpointCaps", "ProbeStep", "VisionCheck", "forget_probes",
+           "max_tokens_for", "probe_endpoint", "probe_vision", "request_options"]

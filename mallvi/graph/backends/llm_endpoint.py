@@ -1,20 +1,16 @@
 """What an OpenAI-compatible endpoint offers mallvi: its models, schema-constrained decoding, and vision.
 
 Used by ``mallvi doctor --base-url URL``. Every answer comes from a real request: ``GET /models``, the decoding
-probe of ``llm_decoding``, and one chat request with a small red image ("which colour is this?").
+probe of ``llm_decoding``, and its vision check (a red and a blue image: "which colour is this?").
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-import numpy as np
-from langchain_core.messages import HumanMessage
-
 from mallvi.config import LlmConfig
-from mallvi.graph.backends.llm import image_data_url, make_chat_model
-from mallvi.graph.backends.llm_decoding import probe_endpoint
+from mallvi.graph.backends.llm import make_chat_model
+from mallvi.graph.backends.llm_decoding import probe_endpoint, probe_vision
 from mallvi.graph.backends.llm_errors import describe
 
 
@@ -28,20 +24,10 @@ def list_models(cfg: LlmConfig) -> list[str]:
 
 
 def check_vision(cfg: LlmConfig, model: str) -> dict[str, Any]:
-    """Send one 64x64 red image and ask for its colour: accepted (with the reply) or refused (with the error)."""
-    chat = make_chat_model(cfg, model)
-    red = np.zeros((64, 64, 3), dtype=np.uint8)
-    red[..., 0] = 220
-    msg = HumanMessage(content=[{"type": "text", "text": "Which colour fills this image? Answer with one word."},
-                                {"type": "image_url", "image_url": {"url": image_data_url(red)}}])
-    t0 = time.perf_counter()
-    try:
-        reply = chat.invoke([msg], max_tokens=8, extra_body={"max_tokens": 8})
-    except Exception as e:
-        return {"accepts_images": False, "detail": describe(e, (cfg.api_key,), 200)}
-    text = reply.content if isinstance(reply.content, str) else str(reply.content)
-    return {"accepts_images": True, "answer": text.strip()[:60], "sees_red": "red" in text.lower(),
-            "latency_s": round(time.perf_counter() - t0, 3)}
+    """Whether ``model`` sees images: shown a red and a blue image, does it name their colours?"""
+    check = probe_vision(make_chat_model(cfg, model), cfg.base_url or "", model, cfg.timeout_s, (cfg.api_key,),
+                         use_cache=False)
+    return {"verdict": check.verdict, "detail": check.detail}
 
 
 def inspect_endpoint(cfg: LlmConfig, model: str | None = None) -> dict[str, Any]:
