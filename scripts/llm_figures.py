@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.fixtures
 
-AGENTS = ("decomposer", "thinker")
+AGENTS: tuple[str, ...] = ("decomposer", "thinker")
 
 
 def _schema(agent: str) -> Any:
@@ -113,8 +113,8 @@ def _fmt(v: Any, digits: int = 2) -> str:
 
 
 def _markdown(summary: dict[str, Any], args: argparse.Namespace) -> str:
-    lines = [f"Seeds {args.seed_start}–{args.seed_start + args.seeds - 1}; Decomposer and Thinker on "
-             f"SmolLM2-135M-Instruct (Q4_1, llama-cpp-python server, 2 threads), the rest on rules; "
+    lines = [f"Seeds {args.seed_start}–{args.seed_start + args.seeds - 1}; {' and '.join(AGENTS)} on "
+             f"SmolLM2-135M-Instruct (Q4_1, llama-cpp-python server, 1 thread), the rest on rules; "
              f"perception {args.perception}.", "",
              "| decoding | agent | questions | schema-valid 1st try | accepted after re-asks | calls | "
              "median / max latency s | tokens in / out (mean) | max tokens out | calls per subtask |",
@@ -146,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-timeout", type=float, default=30.0)
     ap.add_argument("--out", default="figures/llm")
     ap.add_argument("--summarize", action="store_true", help="only summarise DIR/rows.jsonl of an earlier run")
+    ap.add_argument("--agents", default="decomposer,thinker", help="the agents on the model (default: both)")
     args = ap.parse_args(argv)
+    global AGENTS
+    AGENTS = tuple(args.agents.split(","))
 
     from mallvi.graph.backends.llm_decoding import EndpointCaps, probe_endpoint
     from tests.fixtures.local_llm_server import LocalLlmServer, smollm2_gguf

@@ -40,10 +40,11 @@ def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
 
 
 class DecomposerAnswer(BaseModel):
-    # the plan comes first: with schema-constrained decoding a small model writes the fields in this order, and
-    # one that starts with "refusal" tends to fill it in
-    subtasks: list[Subtask] = Field(default_factory=list)
-    goal: list[Predicate] = Field(default_factory=list)
+    # subtasks and goal are required and come first: under schema-constrained decoding a model must write the
+    # plan before it may add a refusal (SmolLM2-135M answered {"refusal": "<the instruction>"} when it could
+    # leave the plan out)
+    subtasks: list[Subtask]
+    goal: list[Predicate]
     refusal: str | None = None
 
 
