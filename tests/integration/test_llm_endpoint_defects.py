@@ -245,3 +245,17 @@ def test_the_run_states_how_long_one_question_may_take() -> None:
     line = llm_notice(cfg)
     assert "thinker via http://127.0.0.1:8000/v1" in line and "at most 60 s" in line
     assert json.dumps(cfg.llm.question_bound_s) == "60.0"
+
+
+def test_a_plan_with_a_call_missing_its_object_or_target_is_re_asked_not_executed() -> None:
+    world = _world()
+    incomplete = json.dumps({"calls": [{"skill": "move_by_displacement", "arm": "right"},
+                                       {"skill": "place_actor", "arm": "left"}]})  # what SmolLM2-135M wrote
+    with FakeOpenAIServer() as srv:
+        _defaults(srv)
+        srv.script.add("thinker", incomplete)
+        cfg = RunConfig(backend="llm", llm=_cfg(srv))
+        out, _ = drive(fake_context(world, backends=make_backends(cfg)), INSTRUCTION)
+        agents = srv.script.agents_called()
+    assert out.status == "succeeded" and agents.count("thinker") == 2  # re-asked once, then the good plan
+    assert [c[0] for c in world.calls][:2] == ["grasp_actor", "place_actor"]  # the incomplete plan never ran
