@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import time
@@ -150,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     global AGENTS
     AGENTS = tuple(args.agents.split(","))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still shut the model server down
 
     from mallvi.graph.backends.llm_decoding import EndpointCaps, probe_endpoint
     from tests.fixtures.local_llm_server import LocalLlmServer, smollm2_gguf
