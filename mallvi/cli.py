@@ -88,7 +88,7 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
     """Interactive capture on a real rig: the operator poses each arm (board on its gripper), Enter captures."""
     import numpy as np
 
-    from mallvi.robot_drivers.base import parse_arm
+    from mallvi.contracts.geometry import parse_arm
     from mallvi.robot_drivers.calibration import BoardSpec, detect_board
     from mallvi.robot_drivers.calibration_io import CalibrationView, CalibrationViews, save_views, write_view_image
     from mallvi.robot_drivers.config_piper import PiperConfig
@@ -138,7 +138,7 @@ def _collect_calibration_views(args: argparse.Namespace) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from mallvi.robot_drivers.base import DriverError
+    from mallvi.contracts.errors import DriverError
     from mallvi.robot_drivers.calibration import CalibrationError
     from mallvi.robot_drivers.calibration_io import (
         CalibrationFileError,
@@ -227,10 +227,10 @@ def _native_stdout_to_stderr() -> Iterator[None]:
 
 def _run_and_report(instruction: str | None, task: str, seed: int, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
+    from mallvi.contracts.errors import DriverError
     from mallvi.graph.backends.base import RefusalError
     from mallvi.graph.cli_support import config_from_args, default_trace_dir, llm_notice, precheck, summary_lines
     from mallvi.graph.sim_run import run_in_sim
-    from mallvi.robot_drivers.base import DriverError
 
     try:
         cfg = config_from_args(args)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 from urllib.parse import urlsplit
 
-from mallvi.graph.context import Budgets
+from mallvi.config import Budgets
 
 Backend = Literal["rules", "llm"]
 PerceptionMode = Literal["sim", "color", "neural"]

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mallvi.config import LlmConfig, RunConfig
+from mallvi.config import Budgets, LlmConfig, RunConfig
 from mallvi.graph.backends.factory import make_backends
-from mallvi.graph.context import Budgets
 from mallvi.graph.runner import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures

@@ -138,7 +138,7 @@ def test_cli_llm_backend_in_the_simulator_over_http(monkeypatch: pytest.MonkeyPa
     import sys
     from pathlib import Path
 
-    from mallvi.logviz.trace import read_events
+    from mallvi.tracing.trace import read_events
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.fixtures.graph_openai_server import FakeOpenAIServer

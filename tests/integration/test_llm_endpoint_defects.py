@@ -23,7 +23,7 @@ from mallvi.graph.backends.factory import make_backends
 from mallvi.graph.backends.llm import LlmClient, make_chat_model
 from mallvi.graph.backends.llm_agents import FocusAnswer
 from mallvi.graph.runner import drive
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
 from tests.fixtures.graph_fakes import FakeWorld, fake_context

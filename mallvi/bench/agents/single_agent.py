@@ -26,7 +26,7 @@ from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.graph.backends.llm_errors import describe
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import CallLog, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
@@ -26,10 +27,9 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 
 def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
@@ -81,7 +81,7 @@ class LlmDescriptor:
     def __init__(self, client: LlmClient) -> None:
         self.client = client
 
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         objects = ctx.perception.scan(obs)
         ids = {o.id for o in objects}
 
@@ -163,7 +163,7 @@ class LlmThinker:
 
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog,
+        feedback: str | None, ctx: AgentContext, log: CallLog,
     ) -> ActionPlan:
         def check(a: ActionPlan) -> None:
             bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
@@ -193,7 +193,7 @@ class LlmReflector:
 
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         after = ctx.perception.scan(obs)
 
