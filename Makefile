@@ -3,6 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.mallvi-setup-done
+LOCAL_MODEL_STAMP := $(VENV)/.mallvi-local-model-done
 PYTEST_ARGS ?=
 
 .PHONY: setup demo test lint bench-figures clean
@@ -15,10 +16,15 @@ $(STAMP): pyproject.toml requirements/lock.txt $(wildcard requirements/lock-node
 	bash scripts/setup_python.sh
 	touch $@
 
+# the tests' local language model (a server built from source): only `make test` waits for it
+$(LOCAL_MODEL_STAMP): $(STAMP) scripts/setup_local_model.sh
+	bash scripts/setup_local_model.sh
+	touch $@
+
 demo: setup
 	$(BIN)/mallvi demo
 
-test: setup
+test: setup $(LOCAL_MODEL_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup

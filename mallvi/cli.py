@@ -55,11 +55,18 @@ def _safe(text: str) -> str:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from mallvi.doctor import collect_report
+    from mallvi.config import ConfigError
+    from mallvi.doctor import collect_report, endpoint_lines, endpoint_report
 
+    endpoint = None
+    if args.base_url:
+        try:
+            endpoint = endpoint_report(args.base_url, args.llm_model, args.llm_timeout)
+        except ConfigError as e:
+            raise UsageError(str(e)) from e
     report = collect_report()
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps({**report, "endpoint": endpoint} if endpoint else report, indent=2))
     else:
         for key, value in report.items():
             if isinstance(value, dict):
@@ -68,7 +75,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
                     print(f"  {k}: {v}")
             else:
                 print(f"{key}: {value}")
-    return EXIT_OK if report.get("render_device_ok") else EXIT_UNAVAILABLE
+        if endpoint:
+            print("\n".join(endpoint_lines(endpoint)))
+    if not report.get("render_device_ok") or (endpoint is not None and not endpoint.get("reachable")):
+        return EXIT_UNAVAILABLE
+    return EXIT_OK
 
 
 def _cmd_viz(args: argparse.Namespace) -> int:
@@ -277,6 +288,7 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         check_seed,
         config_from_args,
         default_trace_dir,
+        llm_notice,
         precheck,
         summary_lines,
     )
@@ -289,6 +301,8 @@ def _run_and_report(instruction: str | None, task: str, seed: int, args: argpars
         precheck(instruction, cfg)
     except (ConfigError, ValueError) as e:
         raise UsageError(str(e)) from e
+    if cfg.uses_llm and not args.quiet:
+        print(f"[mallvi] {_safe(llm_notice(cfg))}", file=sys.stderr)
     trace_root = Path(args.trace_dir) if args.trace_dir else default_trace_dir(task, seed)
     checkpoint = args.checkpoint or (f"{trace_root}/checkpoints.sqlite" if args.approve or args.resume else None)
     try:
@@ -363,7 +377,12 @@ def _add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $MALLVI_BASE_URL); key: $OPENAI_API_KEY")
     p.add_argument("--llm-model", help="text model for the llm backend")
     p.add_argument("--vlm-model", help="vision model (Descriptor, Reflector) for the llm backend")
-    p.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per model request (default: 60)")
+    p.add_argument("--llm-timeout", type=float, default=60.0,
+                   help="seconds per model request (default: 60); one question, retries and re-asks included, "
+                        "takes at most 3 times this")
+    p.add_argument("--llm-decoding", default="auto", metavar="MODE",
+                   help="how to get JSON from the model: auto (default: probe the endpoint for schema-constrained "
+                        "decoding), json_schema, json_object_schema, structured_outputs, guided_json or prompt")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color",
                    help="color (default), sim (privileged masks: isolates planning) or neural")
     p.add_argument("--robot", choices=["sim", "piper", "twin"], default="sim",
@@ -416,6 +435,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from mallvi.bench.config import BenchConfig
     from mallvi.bench.runner import RunDirError, run_bench
     from mallvi.bench.tiers import parse_tier, select_tasks
+    from mallvi.config import check_base_url
 
     try:
         tier = parse_tier(args.tier)
@@ -423,6 +443,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         llm = {k: v for k, v in {"base_url": args.base_url or os.environ.get("MALLVI_BASE_URL"),
                                  "model": args.llm_model, "vlm_model": args.vlm_model,
                                  "example_images": args.example_images}.items() if v}  # fmt: skip
+        if "base_url" in llm and (args.backend == "llm" or args.agent == "single"):
+            check_base_url(llm["base_url"])
         cfg = BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                           agent=args.agent, backend=args.backend, perception=args.perception,
                           contingency=args.contingency, llm=llm, save_images=not args.no_images,
@@ -491,6 +513,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="report the render device, library versions and installed extras")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--base-url", help="also check this OpenAI-compatible endpoint: models, schema-constrained "
+                                      "decoding, vision (key: $OPENAI_API_KEY)")
+    p.add_argument("--llm-model", help="the endpoint's model to check (default: the first it lists)")
+    p.add_argument("--llm-timeout", type=float, default=30.0, help="seconds per endpoint request (default: 30)")
     p.set_defaults(func=_cmd_doctor)
 
     p = sub.add_parser("viz", help="browse run traces and benchmark results in a local web viewer")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
+from urllib.parse import urlsplit
 
 Backend = Literal["rules", "llm"]
 PerceptionMode = Literal["sim", "color", "neural"]
@@ -13,6 +15,23 @@ AGENTS = ("decomposer", "descriptor", "perceptor", "grounder", "thinker", "refle
 
 class ConfigError(ValueError):
     """An invalid option or combination of options (reported as bad input)."""
+
+
+#: ``--llm-decoding`` choices: ``auto`` probes the endpoint once; the others force one way of asking for JSON
+DECODING_CHOICES = ("auto", "json_schema", "json_object_schema", "structured_outputs", "guided_json", "prompt")
+
+
+def check_base_url(url: str) -> None:
+    """ConfigError unless ``url`` is an http(s) URL with a host (e.g. http://127.0.0.1:8000/v1)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the model endpoint must be an http(s) URL such as http://127.0.0.1:8000/v1, "
+                          f"got {url!r}")
+
+
+def _check_seconds(name: str, value: float) -> None:
+    if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -38,7 +57,11 @@ class Budgets:
 
 @dataclass(frozen=True)
 class LlmConfig:
-    """An OpenAI-compatible endpoint: base URL, models, key, timeout and retry budgets."""
+    """An OpenAI-compatible endpoint: base URL, models, key, timeout, retry budgets and the bound per question.
+
+    ``timeout_s`` bounds one request; ``question_bound_s`` bounds everything one question may cost (the endpoint
+    probe, every retry, re-ask and back-off wait): by default ``QUESTION_TIMEOUTS`` request timeouts.
+    """
 
     base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
@@ -48,10 +71,30 @@ class LlmConfig:
     max_retries: int = 3
     max_reasks: int = 2
     backoff_s: float = 1.0
+    question_budget_s: float | None = None
+    decoding: str = "auto"
+
+    QUESTION_TIMEOUTS: ClassVar[float] = 3.0
+
+    def __post_init__(self) -> None:
+        _check_seconds("--llm-timeout", self.timeout_s)
+        if self.question_budget_s is not None:
+            _check_seconds("the time per question", self.question_budget_s)
+        if not math.isfinite(self.backoff_s) or self.backoff_s < 0:
+            raise ConfigError(f"the retry back-off must be >= 0 s, got {self.backoff_s!r}")
+        if self.max_retries < 0 or self.max_reasks < 0:
+            raise ConfigError("retries and re-asks must be >= 0")
+        if self.decoding not in DECODING_CHOICES:
+            raise ConfigError(f"--llm-decoding must be one of {', '.join(DECODING_CHOICES)}, got {self.decoding!r}")
+
+    @property
+    def question_bound_s(self) -> float:
+        """The most wall time one question to the model may take, all tries included (seconds)."""
+        return self.question_budget_s if self.question_budget_s is not None else self.QUESTION_TIMEOUTS * self.timeout_s
 
     @staticmethod
     def from_env(base_url: str | None = None, llm_model: str | None = None, vlm_model: str | None = None,
-                 **kw: float | int) -> LlmConfig:
+                 **kw: float | int | str) -> LlmConfig:
         """Fill base URL and key from ``MALLVI_BASE_URL`` / ``OPENAI_API_KEY`` when not given."""
         return LlmConfig(
             base_url=base_url or os.environ.get("MALLVI_BASE_URL"),
@@ -95,6 +138,8 @@ class RunConfig:
             raise ConfigError(f"perception must be sim, color or neural, got {self.perception!r}")
         if self.uses_llm and not self.llm.base_url:
             raise ConfigError("the llm backend needs a base URL (--base-url or MALLVI_BASE_URL)")
+        if self.uses_llm and self.llm.base_url:
+            check_base_url(self.llm.base_url)
 
     def backend_of(self, agent: str) -> Backend:
         return self.agent_backends.get(agent, self.backend)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mallvi.config import ConfigError, LlmConfig, RunConfig
+from mallvi.config import AGENTS, ConfigError, LlmConfig, RunConfig
 from mallvi.graph.sim_run import RunResult
 
 DEMO_TASK = "stack_blocks_three"
@@ -23,12 +23,21 @@ def config_from_args(args: Any) -> RunConfig:
     for item in (args.agent_backend or []):
         agent, _, backend = item.partition("=")
         agent_backends[agent.strip()] = backend.strip()
-    llm = LlmConfig.from_env(args.base_url, args.llm_model, args.vlm_model, timeout_s=args.llm_timeout)
+    llm = LlmConfig.from_env(args.base_url, args.llm_model, args.vlm_model, timeout_s=args.llm_timeout,
+                             decoding=getattr(args, "llm_decoding", "auto"))
     return RunConfig(
         backend=args.backend, agent_backends=agent_backends, llm=llm, perception=args.perception, robot=args.robot,
         camera=args.camera, reflector=not args.no_reflector, single_agent=args.single_agent, approve=args.approve,
         dry_run=args.dry_run, contingency=args.contingency,
     )
+
+
+def llm_notice(cfg: RunConfig) -> str:
+    """One line for the user: which agents ask which endpoint, and how long one question may take at most."""
+    agents = [a for a in AGENTS if cfg.backend_of(a) == "llm"]
+    return (f"model agents: {', '.join(agents)} via {cfg.llm.base_url}; each question takes at most "
+            f"{cfg.llm.question_bound_s:.0f} s ({cfg.llm.QUESTION_TIMEOUTS:.0f} x --llm-timeout "
+            f"{cfg.llm.timeout_s:g} s, retries and re-asks included)")
 
 
 def default_trace_dir(task: str, seed: int, root: str | Path = "runs") -> Path:
@@ -123,4 +132,4 @@ def summary_lines(r: RunResult) -> list[str]:
 
 
 __all__ = ["DEMO_INSTRUCTION", "DEMO_TASK", "SEED_LIMIT", "ConfigError", "check_checkpoint", "check_seed",
-           "config_from_args", "default_trace_dir", "precheck", "summary_lines", "terminal_safe"]
+           "config_from_args", "default_trace_dir", "llm_notice", "precheck", "summary_lines", "terminal_safe"]

@@ -194,6 +194,10 @@ class LlmCallRecord(_Model):
     attempts: int = 1
     ok: bool = True
     error: str | None = None
+    purpose: Literal["answer", "probe"] = "answer"
+    decoding: str | None = Field(default=None, description="how JSON was asked for: a schema-constrained mode or "
+                                                           "'prompt'")
+    max_tokens: int | None = None
 
 
 class NodeRecord(_Model):

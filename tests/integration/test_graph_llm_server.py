@@ -74,7 +74,17 @@ def test_full_llm_run_succeeds_and_records_every_call() -> None:
     assert not by_agent["thinker"]["has_image"]
     assert by_agent["reflector"]["model"] == "vision-model" and by_agent["thinker"]["model"] == "text-model"
     assert by_agent["thinker"]["auth"] == "Bearer sk-test-key-123456"
-    assert out.llm_calls.calls == len(reqs) == 6
+    probes = [p for p in srv.script.probes if p["decoding"] != "vision"]
+    # one probe per endpoint and model found OpenAI-style json_schema decoding, used by every later request
+    assert sorted(p["model"] for p in probes) == ["text-model", "vision-model"]
+    # the model given images was checked once to see them (a red and a blue image)
+    assert [p["model"] for p in srv.script.probes if p["decoding"] == "vision"] == ["vision-model"] * 2
+    assert {r["decoding"] for r in reqs} == {"json_schema"}
+    assert out.llm_calls.calls == len(reqs) + len(probes) == 8
+    # a text-only message is a plain string (text-only chat templates need it); parts only with an image
+    assert by_agent["thinker"]["content_types"] == ["str", "str"]
+    assert by_agent["reflector"]["content_types"] == ["str", "list"]
+    assert all(r["max_tokens"] and r["max_tokens"] == r["max_completion_tokens"] <= 1024 for r in reqs)
     assert out.llm_calls.tokens_in == 600 and out.llm_calls.tokens_out == 120
 
 

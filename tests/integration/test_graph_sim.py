@@ -164,7 +164,9 @@ def test_cli_llm_backend_in_the_simulator_over_http(monkeypatch: pytest.MonkeyPa
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["success"] and result["graph_success"]
     assert agents == {"decomposer", "descriptor", "perceptor", "grounder", "reflector"}
-    assert result["llm_calls"]["calls"] == 5
+    probes = [p for p in srv.script.probes if p["decoding"] != "vision"]
+    assert result["llm_calls"]["calls"] == 5 + len(probes)  # one decoding probe per model
+    assert sorted(p["model"] for p in probes) == ["m-text", "m-vision"]
     events = read_events(tmp_path / "llm")
     llm_events = [e for e in events if e["kind"] == "llm_call"]
     assert {e["node"] for e in llm_events} == agents

@@ -30,6 +30,7 @@ from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.graph.backends.llm_errors import describe
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
@@ -192,9 +193,10 @@ class SingleAgent:
         t0 = time.perf_counter()
         try:
             reply = self.chat.invoke([HumanMessage(content=content)])
-        except Exception as e:
-            self._record(text, "", time.perf_counter() - t0, None, f"{type(e).__name__}: {e}")
-            raise
+        except Exception as e:  # re-raised without the original, whose text may quote the API key
+            message = describe(e, (os.environ.get("OPENAI_API_KEY", ""),))
+            self._record(text, "", time.perf_counter() - t0, None, message)
+            raise RuntimeError(f"the model call failed: {message}") from None
         out = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
         self._record(text, out, time.perf_counter() - t0, getattr(reply, "usage_metadata", None), None)
         return out

@@ -38,9 +38,12 @@ def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
 
 
 class DecomposerAnswer(BaseModel):
+    # subtasks and goal are required and come first: under schema-constrained decoding a model must write the
+    # plan before it may add a refusal (SmolLM2-135M answered {"refusal": "<the instruction>"} when it could
+    # leave the plan out)
+    subtasks: list[Subtask]
+    goal: list[Predicate]
     refusal: str | None = None
-    subtasks: list[Subtask] = Field(default_factory=list)
-    goal: list[Predicate] = Field(default_factory=list)
 
 
 class LlmDecomposer:
@@ -142,6 +145,16 @@ class LlmGrounder:
         return {oid: candidates[oid][i] for oid, i in a.choices.items() if i is not None}
 
 
+def _missing_fields(skill: str, obj: str | None, target_pose: list[float] | None) -> list[str]:
+    """What a skill call lacks to be carried out: an object to act on, a 7-number target pose to place at."""
+    missing = []
+    if skill in ("grasp_actor", "upright_actor", "place_actor") and not obj:
+        missing.append("an object")
+    if skill in ("place_actor", "move_to_pose") and (target_pose is None or len(target_pose) != 7):
+        missing.append("a target_pose [x, y, z, qw, qx, qy, qz]")
+    return missing
+
+
 class LlmThinker:
     def __init__(self, client: LlmClient) -> None:
         self.client = client
@@ -156,6 +169,10 @@ class LlmThinker:
                 raise ValueError(f"objects {bad} do not exist; use only {sorted(localized)}")
             if not a.calls:
                 raise ValueError("the plan has no calls")
+            incomplete = [f"call {i} ({c.skill}) needs " + " and ".join(missing) for i, c in enumerate(a.calls)
+                          if (missing := _missing_fields(c.skill, c.object, c.target_pose))]
+            if incomplete:
+                raise ValueError("; ".join(incomplete))
 
         initial = scene.initial or scene.objects
         tall = sorted(o.id for o in localized.values() if tall_at_first(o, initial))

