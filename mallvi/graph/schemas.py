@@ -133,6 +133,7 @@ class ActionPlan(_Model):
 
     calls: list[SkillCall]
     rationale: str = ""
+    strategy: str = ""  # a short name for how the plan goes about it ("direct left", "relay right->left", ...)
 
 
 class CommandRecord(_Model):
@@ -141,6 +142,7 @@ class CommandRecord(_Model):
     args: dict[str, Any]
     ok: bool
     message: str
+    kind: str | None = None  # the skill's FailureKind value when it failed
 
 
 class ActorReport(_Model):
@@ -148,6 +150,7 @@ class ActorReport(_Model):
     message: str
     commands: list[CommandRecord] = Field(default_factory=list)
     failed_stage: AgentName | None = None
+    kind: str | None = None  # the failed skill's FailureKind value ("refused_by_guard" for a refused plan)
 
 
 class Verdict(_Model):
@@ -164,6 +167,7 @@ class StageError(_Model):
 
     agent: AgentName
     message: str
+    no_strategy: bool = False  # the Thinker found no strategy that differs from the failed attempts
 
 
 class LlmCallRecord(_Model):

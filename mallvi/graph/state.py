@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Literal, TypedDict
 
+from mallvi.graph.failure_memory import FailedAttempt
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -58,6 +59,7 @@ class GraphState(TypedDict, total=False):
     stage_error: StageError | None
     reflection: Verdict | None
     history: list[Verdict]
+    failures: dict[str, list[FailedAttempt]]  # per subtask index: its failed attempts (graph/failure_memory.py)
     placed_at: dict[str, list[float]]  # per completed subtask index: where its object was put (re-checked later)
     retry_from: str | None
     status: RunStatus

@@ -24,6 +24,7 @@ from mallvi.robot_drivers.base import (
     ArmSide,
     DriverError,
     DualArm,
+    FailureKind,
     ObjectInfo,
     Pose,
     SkillResult,
@@ -319,6 +320,9 @@ class RigSkills:
         place_centre = np.array(vals[:3]) + np.array([0, 0, held.grasp_height_m + dis])
         ee_place = pose_from(place_centre + np.array([0, 0, tcp]), R)
         ee_pre = pose_from(ee_place.p + np.array([0, 0, pre_dis]), R)
+        bad = self.guard.check_pose(side, ee_pre) or self.guard.check_pose(side, ee_place)
+        if bad is not None:  # both targets are checked before the first move
+            return SkillResult.failure(f"place refused before moving: {bad}", FailureKind.REFUSED_BY_GUARD)
 
         def body(log_: list[Command]) -> SkillResult:
             why = self._move(side, ee_pre, log_, "pre-place") or self._move(side, ee_place, log_, "lower")

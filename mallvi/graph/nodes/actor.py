@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 
 from mallvi.graph.context import GraphContext
 from mallvi.graph.goals import box_distance_m, centre_of
+from mallvi.graph.plan_motion import plan_violation
 from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
 from mallvi.robot_drivers.base import ARM_SIDES, SkillResult, WorldModel
@@ -81,30 +82,8 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
     return s.back_to_origin(call.arm)
 
 
-TABLE_MARGIN_M = 0.005
 _GUARD_PHRASES = ("outside the", "workspace", "below the table limit", "exceeds the limit", "leaves the limits",
                   "too fast", "nan or infinite", "would come", "must be 3 or 7 finite numbers")
-
-
-def plan_violation(call: SkillCall, ctx: GraphContext) -> str | None:
-    """Why a call's target position must not be executed (non-finite, below the table, outside the workspace)."""
-    pose = call.target_pose
-    if not pose:
-        return None
-    try:
-        xyz = [float(v) for v in pose[:3]]
-    except (TypeError, ValueError):
-        return f"{call.skill} target {pose!r} is not numeric"
-    if len(xyz) < 3 or not all(math.isfinite(v) for v in xyz):
-        return f"{call.skill} target {pose!r} needs 3 finite numbers"
-    where = "(" + ", ".join(f"{v:.3f}" for v in xyz) + ")"
-    if xyz[2] < ctx.table_top_z - TABLE_MARGIN_M:
-        return f"{call.skill} target {where} is below the table top z={ctx.table_top_z:.3f}"
-    if ctx.workspace_m is not None:
-        lo, hi = ctx.workspace_m
-        if any(v < a or v > b for v, a, b in zip(xyz, lo, hi, strict=True)):
-            return f"{call.skill} target {where} is outside the workspace {list(lo)}..{list(hi)}"
-    return None
 
 
 def is_guard_refusal(message: str) -> bool:
@@ -144,11 +123,12 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             if name is None:
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder")}
             names[call.object] = name
-    for call in plan.calls:
-        bad = plan_violation(call, ctx)
-        if bad is not None:  # refused before anything moves
-            ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
-            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker")}
+    refused = plan_violation(plan.calls, ctx, localized)
+    if refused is not None:  # every target of the plan is checked before anything moves
+        i, bad = refused
+        ctx.emit("safety_refusal", arm=plan.calls[i].arm, command=plan.calls[i].skill, reason=bad)
+        return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
+                                            kind="refused_by_guard")}
     if state.get("attempts", {}).get(str(state.get("subtask_index", 0)), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
@@ -161,14 +141,17 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             log.warning("skill %s raised: %s", call.skill, e)
             result = SkillResult.failure(f"{call.skill} raised {type(e).__name__}: {e}")
         args = {"object": name, "target_pose": call.target_pose, **call.args}
-        records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message))
+        kind = None if result.ok else (result.kind.value if result.kind else "other")
+        records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message,
+                                     kind=kind))
         ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message)
         if not result.ok:
             if is_guard_refusal(result.message):
                 ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=result.message)
             _recover(ctx, used_arms, records)
             return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
-                                                commands=records, failed_stage=_blame_for(result.message))}
+                                                commands=records, failed_stage=_blame_for(result.message),
+                                                kind=kind)}
     return {"actor_report": ActorReport(ok=True, message="all skills succeeded", commands=records)}
 
 
