@@ -82,7 +82,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
             record["wall_s"] = time.perf_counter() - t0
             trace.emit("run_end", status=record["status"], success=record["success"],
                        graph_success=record.get("graph_success"), wall_s=record["wall_s"],
-                       failure_report=record.get("message"))  # fmt: skip
+                       failure_report=record.get("failure_report") or record.get("message"))  # fmt: skip
     finally:
         world.close()
     return record

@@ -54,6 +54,18 @@ def object_of(calls: Sequence[SkillCall]) -> str | None:
     return next((c.object for c in calls if c.object is not None), None)
 
 
+def strategy_of(calls: Sequence[SkillCall]) -> str:
+    """A short name for what a plan does: "direct left", "relay right->left", "nudge left", "place right"."""
+    grasps = [c.arm for c in calls if c.skill in GRASP_SKILLS]
+    if calls and calls[0].skill == "close_gripper" and any(c.skill == "move_to_pose" for c in calls):
+        return f"nudge {calls[0].arm}"
+    if len(grasps) >= 2:
+        return f"relay {grasps[0]}->{grasps[-1]}"
+    if grasps:
+        return f"direct {grasps[0]}"
+    return f"place {calls[0].arm}" if calls else "plan"
+
+
 def pose_of(obj_id: str | None, localized: dict[str, SceneObject]) -> list[float] | None:
     obj = localized.get(obj_id) if obj_id else None
     return [float(v) for v in obj.position_m] if obj is not None else None
@@ -64,7 +76,7 @@ def record(plan: ActionPlan | None, localized: dict[str, SceneObject], report: A
     """The memory entry for a failed attempt: the plan that ran (if any) and how it failed."""
     calls = list(plan.calls) if plan is not None and err is None else []
     oid = object_of(calls)
-    entry = FailedAttempt(strategy=(plan.strategy if plan is not None and err is None else "") or "plan",
+    entry = FailedAttempt(strategy=(plan.strategy if plan is not None and err is None else "") or strategy_of(calls),
                           calls=calls, object_id=oid, pose_m=pose_of(oid, localized),
                           explanation=verdict.explanation[:300])
     if err is not None:

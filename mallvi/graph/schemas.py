@@ -195,3 +195,4 @@ class FailureReport(_Model):
     reason: str
     attempts: int
     history: list[Verdict] = Field(default_factory=list)
+    tried: list[str] = Field(default_factory=list)  # the subtask's failed attempts: strategy, what failed, kind

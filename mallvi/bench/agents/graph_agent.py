@@ -57,7 +57,8 @@ class GraphAgent:
         stats.actions = sum(1 for n in outcome.node_sequence if n == "actor")
         stats.extra.update(
             graph_success=outcome.graph_success, graph_status=outcome.status, subtasks=list(outcome.subtasks),
-            llm_calls=outcome.llm_calls.model_dump(),
+            llm_calls=outcome.llm_calls.model_dump(), attempts=dict(outcome.attempts),
+            failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
         )  # fmt: skip
         if outcome.refusal:
             stats.extra["message"] = outcome.refusal

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,6 +21,7 @@ from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
     from mallvi.graph.context import GraphContext
+    from mallvi.graph.failure_memory import FailedAttempt
 
 
 class RefusalError(ValueError):
@@ -28,6 +30,10 @@ class RefusalError(ValueError):
 
 class AgentError(RuntimeError):
     """An agent could not produce a usable answer (e.g. the model kept answering invalid JSON)."""
+
+
+class NoStrategyLeftError(AgentError):
+    """The Thinker has no plan that differs from the subtask's failed attempts (graph/failure_memory.py)."""
 
 
 class CallLog:
@@ -66,8 +72,10 @@ class GrounderBackend(Protocol):
 class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog,
+        feedback: str | None, ctx: GraphContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
+        """The skill calls for the subtask; ``failures`` are its failed attempts, none of which may be repeated
+        unchanged (raise ``NoStrategyLeftError`` when no different plan is left)."""
         ...
 
 
