@@ -24,6 +24,8 @@ TARGET_TOL_M = 0.02
 GRASP_SKILLS = ("grasp_actor", "upright_actor")
 ARM_BLOCKING_KINDS = ("unreachable", "no_plan", "wrong_arm")
 """Failure kinds of a grasp that the same arm cannot overcome at the same pose by any other plan."""
+IGNORED_ARGS = frozenset({"pre_grasp_dis", "pre_dis"})
+"""Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp)."""
 RESCAN = "re-scan"
 """The strategy name of the marker left when the Descriptor re-scanned because no strategy was left."""
 
@@ -99,7 +101,7 @@ def _same_call(a: SkillCall, b: SkillCall) -> bool:
     if a.target_pose is not None and b.target_pose is not None and \
             math.dist(a.target_pose[:3], b.target_pose[:3]) > TARGET_TOL_M:
         return False
-    keys = set(a.args) | set(b.args)
+    keys = (set(a.args) | set(b.args)) - IGNORED_ARGS
     for k in keys:
         va, vb = a.args.get(k), b.args.get(k)
         if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
@@ -123,9 +125,12 @@ def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             continue
         if all(_same_call(a, b) for a, b in zip(calls, m.calls, strict=True)):
             return m
-    blocked = blocked_grasps(memory, object_of(calls), pose)
+    oid = object_of(calls)
+    blocked = blocked_grasps(memory, oid, pose)
     for c in calls:
-        if c.skill in GRASP_SKILLS and c.arm in blocked and c.object == object_of(calls):
+        if c.object == oid and c.skill == "place_actor":
+            break  # later grasps take the object where this plan put it, not where it lies now
+        if c.skill in GRASP_SKILLS and c.arm in blocked and c.object == oid:
             return blocked[c.arm]
     return None
 

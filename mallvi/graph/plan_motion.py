@@ -113,7 +113,7 @@ def _step(name: str, call: SkillCall, ctx: GraphContext, localized: dict[str, Sc
         cur = pos.get(call.arm)
         if cur is not None:
             nxt = (cur[0] + (d[0] or 0.0), cur[1] + (d[1] or 0.0), cur[2] + (d[2] or 0.0))
-            bad = point_violation(f"{name}: the displacements so far end at a point that", nxt, ctx)
+            bad = point_violation(f"{name}: the target the displacements add up to", nxt, ctx)
             if bad is not None:
                 return bad
             pos[call.arm] = nxt

@@ -13,8 +13,9 @@ import math
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
 from mallvi.robot_drivers.safety import SafetyConfig
 
-TOP_DOWN_EE_WXYZ = [0.5, 0.5, 0.5, -0.5]
-"""End-effector orientation with its x axis (the approach) pointing down and the fingers opening along world x."""
+TOP_DOWN_EE_WXYZ = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
+"""End-effector orientation with its x axis (the approach) pointing down and the fingers opening along world y
+(the arms reach it on both sides of the table; with the fingers along world x they often have no IK)."""
 EE_ABOVE_GRASP_CENTRE_M = SafetyConfig().tcp_offset_m
 """A downward end effector's frame lies this far above its grasp centre (the SkillAPI's convention)."""
 NUDGE_M = 0.06
@@ -53,11 +54,12 @@ def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, S
     high = top + NUDGE_RISE_M + EE_ABOVE_GRASP_CENTRE_M
     low = centre_z + EE_ABOVE_GRASP_CENTRE_M
     a = arm
+    travel = NUDGE_CLEAR_M + NUDGE_M  # the fingers close the gap to the object's side, then push it NUDGE_M
     calls = [
         SkillCall(skill="close_gripper", arm=a, object=obj.id),  # type: ignore[arg-type]
         SkillCall(skill="move_to_pose", arm=a, target_pose=[sx, sy, high, *TOP_DOWN_EE_WXYZ]),  # type: ignore[arg-type]
         SkillCall(skill="move_by_displacement", arm=a, args={"z": low - high}),  # type: ignore[arg-type]
-        SkillCall(skill="move_by_displacement", arm=a, args={"x": ux * NUDGE_M, "y": uy * NUDGE_M}),  # type: ignore[arg-type]
+        SkillCall(skill="move_by_displacement", arm=a, args={"x": ux * travel, "y": uy * travel}),  # type: ignore[arg-type]
         SkillCall(skill="move_by_displacement", arm=a, args={"z": high - low}),  # type: ignore[arg-type]
         SkillCall(skill="back_to_origin", arm=a),  # type: ignore[arg-type]
         SkillCall(skill="open_gripper", arm=a),  # type: ignore[arg-type]
