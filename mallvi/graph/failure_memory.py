@@ -24,6 +24,8 @@ TARGET_TOL_M = 0.02
 GRASP_SKILLS = ("grasp_actor", "upright_actor")
 ARM_BLOCKING_KINDS = ("unreachable", "no_plan", "wrong_arm")
 """Failure kinds of a grasp that the same arm cannot overcome at the same pose by any other plan."""
+SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
+"""Failure kinds that the same call meets again in the same situation (no chance involved)."""
 IGNORED_ARGS = frozenset({"pre_grasp_dis", "pre_dis"})
 """Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp)."""
 RESCAN = "re-scan"
@@ -40,6 +42,7 @@ class FailedAttempt(BaseModel):
     object_id: str | None = None
     pose_m: list[float] | None = None  # world frame, where the object lay when the attempt was planned
     skill: str | None = None  # the call that failed (None: every call succeeded, the Reflector found the failure)
+    failed_call: int | None = None  # its index in ``calls``
     arm: str | None = None
     kind: str = "other"  # FailureKind value of the failed skill, else the Reflector's failure category
     explanation: str = ""
@@ -87,7 +90,8 @@ def record(plan: ActionPlan | None, localized: dict[str, SceneObject], report: A
     failed = next((c for c in reversed(own) if not c.ok), None) if report is not None and not report.ok else None
     if failed is not None:
         kind = failed.kind or (report.kind if report is not None else None) or "other"
-        return entry.model_copy(update={"skill": failed.skill, "arm": failed.arm, "kind": kind})
+        at = own.index(failed) if calls and len(own) <= len(calls) else None
+        return entry.model_copy(update={"skill": failed.skill, "arm": failed.arm, "kind": kind, "failed_call": at})
     if report is not None and not report.ok:  # refused before any call ran (e.g. a target the checks refused)
         return entry.model_copy(update={"kind": report.kind or "other"})
     return entry.model_copy(update={"kind": verdict.failure_category or "other"})
@@ -116,12 +120,26 @@ def same_pose(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
     return a is not None and b is not None and math.dist(a[:3], b[:3]) <= POSE_TOL_M
 
 
+def decisive(m: FailedAttempt) -> bool:
+    """Whether the failure says the same attempt would fail again where the object lies: a kind that chance does
+    not change (``SETTLED_KINDS``), or a failure before the object was first taken (while it lay where it was
+    planned from). A failure after the object was taken (it slipped, was put off target) says nothing against
+    the attempt itself."""
+    if m.kind in SETTLED_KINDS:
+        return True
+    if m.failed_call is None:
+        return False
+    first_take = next((i for i, c in enumerate(m.calls) if c.skill in GRASP_SKILLS), None)
+    return first_take is None or m.failed_call <= first_take
+
+
 def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
-    """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was), or None."""
+    """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
+    would recur: ``decisive``), or None."""
     pose = pose_of(object_of(calls), localized)
     for m in memory:
-        if not m.calls or len(m.calls) != len(calls) or not same_pose(m.pose_m, pose):
+        if not m.calls or len(m.calls) != len(calls) or not same_pose(m.pose_m, pose) or not decisive(m):
             continue
         if all(_same_call(a, b) for a, b in zip(calls, m.calls, strict=True)):
             return m

@@ -19,7 +19,7 @@ TOP_DOWN_EE_WXYZ = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
 EE_ABOVE_GRASP_CENTRE_M = SafetyConfig().tcp_offset_m
 """A downward end effector's frame lies this far above its grasp centre (the SkillAPI's convention)."""
 NUDGE_M = 0.06
-NUDGE_CLEAR_M = 0.03  # the closed fingers come down this far from the object's side
+NUDGE_CLEAR_M = 0.04  # the closed fingers come down this far from the object's side
 NUDGE_CENTRE_ABOVE_BOTTOM_M = 0.03  # the grasp centre's height above the object's bottom while pushing
 NUDGE_RISE_M = 0.06  # the fingers come down from, and go back up to, this far above the object's top
 NEIGHBOUR_M = 0.08  # an object whose centre is this close is one the nudged object may lean on
