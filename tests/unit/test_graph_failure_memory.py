@@ -112,3 +112,28 @@ def test_with_no_strategy_left_the_run_rescans_once_then_ends_with_a_report_sayi
     assert report.reason.startswith("no different strategy remains after 3 attempts (a re-scan found nothing new)")
     assert report.tried and "direct right" in report.tried[0] and "[unreachable]" in report.tried[0]
     assert second["attempts"]["0"] < _ctx().budgets.max_attempts_per_subtask  # stopped early
+
+
+def test_the_llm_thinker_sees_the_failed_attempts_and_a_repeat_is_sent_back() -> None:
+    from mallvi.graph.backends.llm_agents import LlmThinker
+
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    failed_plan = _think(objs, [])
+    memory = [_failed(failed_plan, objs, kind="unreachable")]
+    seen: dict[str, Any] = {}
+
+    class Client:
+        def ask(self, node: str, system: str, user: str, schema: type, log: CallLog, check: Any = None,
+                **kw: Any) -> ActionPlan:
+            seen.update(system=system, user=user)
+            with pytest.raises(ValueError, match="repeats a failed attempt unchanged"):
+                check(failed_plan)  # the same plan again is sent back to the model with the reason
+            return ActionPlan(calls=[], rationale="both arms failed and nothing else is left")
+
+    scene = SceneMemory(objects=list(objs.values()))
+    with pytest.raises(NoStrategyLeftError, match="nothing else is left"):
+        LlmThinker(Client()).think(_stack(), objs, scene, 1, None, _ctx(), CallLog(),  # type: ignore[arg-type]
+                                   failures=memory)
+    assert "never repeat one unchanged" in seen["user"]
+    assert '"kind": "unreachable"' in seen["user"] and '"failed_skill": "grasp_actor"' in seen["user"]
+    assert "When no different strategy is\nleft, answer with an empty \"calls\" list" in seen["system"]
