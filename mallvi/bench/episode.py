@@ -14,8 +14,8 @@ from mallvi.bench.config import BenchConfig
 from mallvi.bench.loop import run_fine, run_grounding, run_planning
 from mallvi.bench.tasks import BenchTask, get_task
 from mallvi.bench.tasks.grounding import GroundingTask
-from mallvi.logviz.trace import TraceWriter
 from mallvi.sim_bridge.scene_spec import SceneSetupError
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 

@@ -20,19 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import (
-    ArmSide,
-    DriverError,
-    DualArm,
-    FailureKind,
-    ObjectInfo,
-    Pose,
-    SkillResult,
-    UnknownObjectError,
-    WorldModel,
-    parse_arm,
-    parse_pose_list,
-)
+from mallvi.contracts.devices import DualArm
+from mallvi.contracts.errors import DriverError, UnknownObjectError
+from mallvi.contracts.geometry import ArmSide, Pose, parse_arm
+from mallvi.contracts.skills import FailureKind, SkillResult, parse_pose_list
+from mallvi.contracts.world_model import ObjectInfo, WorldModel
 from mallvi.robot_drivers.cloud_collision import obstacle_points
 from mallvi.robot_drivers.rig_geometry import (
     pose_from,

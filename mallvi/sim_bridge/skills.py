@@ -17,17 +17,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.base import (
-    ARM_SIDES,
-    ArmSide,
-    FailureKind,
-    ObjectInfo,
-    Pose,
-    SkillResult,
-    UnknownObjectError,
-    parse_arm,
-    parse_pose_list,
-)
+from mallvi.contracts.errors import UnknownObjectError
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose, parse_arm
+from mallvi.contracts.skills import FailureKind, SkillResult, parse_pose_list
+from mallvi.contracts.world_model import ObjectInfo
 from mallvi.sim_bridge.contingency import knock_over
 from mallvi.sim_bridge.grasp_frames import bottom_of_lying, frame_from, grasp_frames
 from mallvi.sim_bridge.grasp_reach import GraspReach

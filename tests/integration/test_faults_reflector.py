@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from mallvi.graph.context import Budgets
+from mallvi.config import Budgets
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.skills import SkillResult
 from mallvi.graph.fault_budgets import attempts_needed, budgets_for_contingency
 from mallvi.graph.runner import drive
-from mallvi.robot_drivers.base import ArmSide, SkillResult
 from mallvi.sim_bridge.contingency_profile import ContingencySpecError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures

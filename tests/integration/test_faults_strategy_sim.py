@@ -11,11 +11,10 @@ import pytest
 
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.episode import run_episode, trace_dir
-from mallvi.config import RunConfig
-from mallvi.graph.context import Budgets
+from mallvi.config import Budgets, RunConfig
 from mallvi.graph.sim_run import run_in_sim
-from mallvi.logviz.trace import read_events
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.tracing.trace import read_events
 
 SEED = 3
 BAND_M = 0.08  # no end-effector target may come this close (in x) to the green block

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from mallvi.config import Budgets
 from mallvi.graph.backends.base import CallLog, NoStrategyLeftError
 from mallvi.graph.backends.rules.thinker import RulesThinker
-from mallvi.graph.context import Budgets
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, repeats
 from mallvi.graph.nodes.reflector import decide
 from mallvi.graph.schemas import (

@@ -8,7 +8,7 @@ from typing import Any
 from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.tasks.base import BenchTask, BenchWorld
-from mallvi.logviz.trace import TraceWriter
+from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class GraphAgent:
         from mallvi.graph.context import ArtifactStore, GraphContext
         from mallvi.graph.runner import drive
         from mallvi.graph.sim_run import fault_event_writer, sim_extra_views, sim_workspace_m
-        from mallvi.logviz.capture import TraceCallbackHandler
+        from mallvi.tracing.capture import TraceCallbackHandler
 
         w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
         if getattr(w, "faults", None) is not None:

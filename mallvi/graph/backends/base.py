@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -17,11 +18,10 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
     from mallvi.graph.failure_memory import FailedAttempt
+    from mallvi.graph.ports import AgentContext
 
 
 class RefusalError(ValueError):
@@ -50,7 +50,7 @@ class DecomposerBackend(Protocol):
 
 
 class DescriptorBackend(Protocol):
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         ...
 
 
@@ -72,7 +72,7 @@ class GrounderBackend(Protocol):
 class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
+        feedback: str | None, ctx: AgentContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
         """The skill calls for the subtask; ``failures`` are its failed attempts, none of which may be repeated
         unchanged (raise ``NoStrategyLeftError`` when no different plan is left)."""
@@ -82,7 +82,7 @@ class ThinkerBackend(Protocol):
 class ReflectorBackend(Protocol):
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         ...
 

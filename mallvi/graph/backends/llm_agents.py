@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import CallLog, NoStrategyLeftError, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
@@ -28,10 +29,9 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
-from mallvi.perception.observation import Observation
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 
 def _failures_json(failures: Sequence[FailedAttempt]) -> str:
@@ -89,7 +89,7 @@ class LlmDescriptor:
     def __init__(self, client: LlmClient) -> None:
         self.client = client
 
-    def describe(self, obs: Observation, ctx: GraphContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
+    def describe(self, obs: Observation, ctx: AgentContext, previous: SceneMemory | None, log: CallLog) -> SceneMemory:
         objects = ctx.perception.scan(obs)
         ids = {o.id for o in objects}
 
@@ -161,7 +161,7 @@ class LlmThinker:
 
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
+        feedback: str | None, ctx: AgentContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
         def check(a: ActionPlan) -> None:
             bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
@@ -195,7 +195,7 @@ class LlmReflector:
 
     def reflect(
         self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], obs: Observation,
-        ctx: GraphContext, log: CallLog,
+        ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         after = ctx.perception.scan(obs)
 

@@ -16,12 +16,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mallvi.contracts.geometry import ARM_SIDES
+from mallvi.contracts.skills import SkillResult
+from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.context import GraphContext
 from mallvi.graph.goals import box_distance_m, centre_of
 from mallvi.graph.plan_motion import plan_violation
 from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
-from mallvi.robot_drivers.base import ARM_SIDES, SkillResult, WorldModel
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, rescanned_last
@@ -26,7 +27,6 @@ from mallvi.graph.schemas import (
     Verdict,
 )
 from mallvi.graph.state import GraphState
-from mallvi.perception.observation import Observation
 
 
 def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, list[str], Observation | None]:

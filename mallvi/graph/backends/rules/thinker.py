@@ -18,15 +18,15 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from mallvi.contracts.geometry import ArmSide
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
 from mallvi.graph.backends.rules.strategies import nudge
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.robot_drivers.base import ArmSide
 
 if TYPE_CHECKING:
-    from mallvi.graph.context import GraphContext
+    from mallvi.graph.ports import AgentContext
 
 SIDE_GAP_M = 0.10
 SLOT_PITCH_M = 0.09
@@ -102,7 +102,7 @@ def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
     ]
 
 
-def _holding_arm(ctx: GraphContext, subtask: Subtask) -> str | None:
+def _holding_arm(ctx: AgentContext, subtask: Subtask) -> str | None:
     """The arm whose gripper senses an object, if the subtask allows that arm (None without the sensor)."""
     if ctx.gripper_holding is None:
         return None
@@ -173,7 +173,7 @@ def _pick_arm(subtask: Subtask, obj: SceneObject, attempt: int, feedback: str | 
 class RulesThinker:
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
+        feedback: str | None, ctx: AgentContext, log: CallLog, failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
         """The usual plan; when it would repeat a failed attempt unchanged, the first alternative that does not
         (``alternatives``); when none is left, ``NoStrategyLeftError``."""
@@ -196,7 +196,7 @@ class RulesThinker:
                              f"failed: {summary(failures)}")
 
     def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
-                     scene: SceneMemory, ctx: GraphContext) -> list[ActionPlan]:
+                     scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
         """Every other way to do the subtask, in order: each allowed arm directly, a relay with either arm giving,
         then a nudge by either arm (see ``strategies.py``)."""
         table_z = ctx.table_top_z
@@ -230,7 +230,7 @@ class RulesThinker:
 
     def _usual(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
-        feedback: str | None, ctx: GraphContext,
+        feedback: str | None, ctx: AgentContext,
     ) -> ActionPlan:
         obj = _find(localized, subtask.obj)
         if obj is None:
@@ -378,8 +378,7 @@ def _key_matches(o: SceneObject, key: str) -> bool:
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef, exclude: str | None = None) -> SceneObject | None:
-    from mallvi.graph.binding import candidates_of
-    from mallvi.graph.refs import ResolutionError, resolve
+    from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 
     try:
         name = resolve(ref, candidates_of(list(localized.values())), exclude=[exclude] if exclude else [],
