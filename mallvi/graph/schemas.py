@@ -136,6 +136,7 @@ class ActionPlan(_Model):
 
     calls: list[SkillCall]
     rationale: str = ""
+    strategy: str = ""  # a short name for how the plan goes about it ("direct left", "relay right->left", ...)
 
 
 class FailedStep(_Model):
@@ -183,6 +184,7 @@ class StageError(_Model):
 
     agent: AgentName
     message: str
+    no_strategy: bool = False  # the Thinker found no strategy that differs from the failed attempts
 
 
 class LlmCallRecord(_Model):
@@ -214,3 +216,4 @@ class FailureReport(_Model):
     reason: str
     attempts: int
     history: list[Verdict] = Field(default_factory=list)
+    tried: list[str] = Field(default_factory=list)  # the subtask's failed attempts: strategy, what failed, kind

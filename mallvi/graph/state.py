@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Literal, NotRequired, TypedDict
 
+from mallvi.graph.failure_memory import FailedAttempt
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
@@ -70,6 +71,7 @@ class GraphState(TypedDict):
     stage_error: StageError | None
     reflection: Verdict | None
     history: list[Verdict]
+    failures: dict[str, list[FailedAttempt]]  # per subtask index: its failed attempts (graph/failure_memory.py)
     placed_at: NotRequired[dict[str, list[float]]]  # per completed subtask: where its object was put (re-checked)
     retry_from: str | None
     status: RunStatus
@@ -101,6 +103,7 @@ def initial_state(instruction: str) -> GraphState:
         stage_error=None,
         reflection=None,
         history=[],
+        failures={},
         retry_from=None,
         status="running",
         failure_report=None,

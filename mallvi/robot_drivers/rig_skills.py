@@ -199,6 +199,9 @@ class RigSkills(RigMotionCore):
         place_centre = np.array(vals[:3]) + np.array([0, 0, held.grasp_height_m + dis_m])
         ee_place = pose_from(place_centre + np.array([0, 0, tcp]), R)
         ee_pre = pose_from(ee_place.p + np.array([0, 0, pre_m]), R)
+        refusal = self.guard.check_pose(side, ee_pre) or self.guard.check_pose(side, ee_place)
+        if refusal is not None:  # both targets are checked before the first move
+            return SkillResult.failure(f"place refused before moving: {refusal}", FailureKind.REFUSED_BY_GUARD)
 
         def body(log_: list[Command]) -> SkillResult:
             support = [support_box(place_centre[:2], vals[2] + dis_m, SUPPORT_HALF_XY_M)]

@@ -191,6 +191,9 @@ class SimSkills:
         approach = T_ee_new[:3, 0]
         final = frame_from(T_ee_new[:3, 3] - dis * approach, T_ee_new[:3, :3])
         pre = frame_from(T_ee_new[:3, 3] - pre_dis * approach, T_ee_new[:3, :3])
+        bad = self.parts.rig.guard.check_pose(side, pre) or self.parts.rig.guard.check_pose(side, final, current=pre)
+        if bad is not None:  # the descent is checked with the pre-place move, before anything moves
+            return SkillResult.failure(f"place refused before moving: {bad}", FailureKind.REFUSED_BY_GUARD)
         why = self.motion.move(side, pre, "free")
         if why is not None:
             return why.result(f"cannot bring {actor} above the target: ")

@@ -43,13 +43,15 @@ def test_budgets_follow_the_level() -> None:
 
 @dataclass
 class _Flaky(FakeWorld):
-    """Grasps fail (closing on nothing) on a fixed schedule of calls."""
+    """Grasps fail (closing on nothing) on a fixed schedule of calls; like the simulator's ``grasp_miss``, a miss
+    pushes the object out from between the fingers (3 cm), so the retry starts from where it now lies."""
 
     miss_on: set[int] = field(default_factory=set)
 
     def grasp_actor(self, actor: str, arm_tag: ArmSide, **kw: Any) -> SkillResult:
         n = sum(1 for c in self.calls if c[0] == "grasp_actor")
         if n in self.miss_on:
+            self.objects[actor].pos[1] += 0.03
             self.calls.append(("grasp_actor", arm_tag, actor))
             return SkillResult.failure(f"grasp of {actor} failed: the {arm_tag} gripper closed on nothing",
                                        FailureKind.GRASP_EMPTY)

@@ -72,6 +72,8 @@ class GraphAgent:
         stats.extra.update(
             graph_success=outcome.graph_success, graph_status=outcome.status, subtasks=list(outcome.subtasks),
             llm_calls=outcome.llm_calls.model_dump(), station=ctx.station, privileged=list(ctx.privileged),
+            attempts=dict(outcome.attempts),
+            failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
         )  # fmt: skip
         if outcome.refusal:
             stats.extra["message"] = outcome.refusal

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from mallvi.contracts.observation import Observation
 from mallvi.graph.ports import AgentContext
@@ -23,6 +24,9 @@ from mallvi.graph.schemas import (
 #: how a refusal caused by the model endpoint (down, or no usable answer) starts: not the instruction's fault
 MODEL_FAILURE = "the model endpoint failed: "
 
+if TYPE_CHECKING:
+    from mallvi.graph.failure_memory import FailedAttempt
+
 
 class RefusalError(ValueError):
     """The instruction cannot be carried out (unparsable, unknown object, impossible); nothing may move."""
@@ -30,6 +34,10 @@ class RefusalError(ValueError):
 
 class AgentError(RuntimeError):
     """An agent could not produce a usable answer (e.g. the model kept answering invalid JSON)."""
+
+
+class NoStrategyLeftError(AgentError):
+    """The Thinker has no plan that differs from the subtask's failed attempts (graph/failure_memory.py)."""
 
 
 class CallLog:
@@ -69,9 +77,12 @@ class ThinkerBackend(Protocol):
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
         feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
+        failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
         """The skill calls for ``subtask``; ``feedback`` is the last failure's explanation (for people and
-        models) and ``failed`` the skill call it failed at, with its kind (for code to route on)."""
+        models), ``failed`` the skill call it failed at, with its kind (for code to route on), and ``failures``
+        the subtask's failed attempts, none of which may be repeated unchanged (raise ``NoStrategyLeftError``
+        when no different plan is left)."""
         ...
 
 

@@ -6,14 +6,16 @@ Answers that name objects which do not exist are rejected (and re-asked), never 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from mallvi.contracts.observation import Observation
-from mallvi.graph.backends.base import CallLog, RefusalError
+from mallvi.graph.backends.base import CallLog, NoStrategyLeftError, RefusalError
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
 from mallvi.graph.backends.rules.plan_checks import check_consistency
+from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, lies_on_side, tall_at_first
 from mallvi.graph.schemas import (
@@ -28,6 +30,15 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
+
+
+def _failures_json(failures: Sequence[FailedAttempt]) -> str:
+    """The failed attempts as the Thinker's prompt shows them (newest 8)."""
+    return json.dumps([{"strategy": f.strategy, "object": f.object_id,
+                        "object_position_m": [round(v, 3) for v in f.pose_m] if f.pose_m else None,
+                        "failed_skill": f.skill, "arm": f.arm, "kind": f.kind, "why": f.explanation[:160],
+                        "calls": [c.model_dump(exclude_defaults=True) for c in f.calls]}
+                       for f in failures[-8:]]) if failures else "none"
 
 
 def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
@@ -162,17 +173,22 @@ class LlmThinker:
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
         feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
+        failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
         def check(a: ActionPlan) -> None:
             bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
             if bad:
                 raise ValueError(f"objects {bad} do not exist; use only {sorted(localized)}")
-            if not a.calls:
+            if not a.calls and not failures:
                 raise ValueError("the plan has no calls")
             incomplete = [f"call {i} ({c.skill}) needs " + " and ".join(missing) for i, c in enumerate(a.calls)
                           if (missing := _missing_fields(c.skill, c.object, c.target_pose))]
             if incomplete:
                 raise ValueError("; ".join(incomplete))
+            again = repeats(a.calls, localized, failures)
+            if again is not None:
+                raise ValueError(f"this plan repeats a failed attempt unchanged ({again.line()}); change the arm, "
+                                 "the grasp, relay, nudge the object, or answer with no calls if nothing is left")
 
         initial = scene.initial or scene.objects
         tall = sorted(o.id for o in localized.values() if tall_at_first(o, initial))
@@ -182,8 +198,12 @@ class LlmThinker:
                 f"Last failure: {feedback or 'none'}{_kind_note(failed)}\n"
                 f"Remembered first scan: {_objects_json(scene.initial)}\n"
                 f"Tall objects (pick up with upright_actor): {tall or 'none'}\n"
-                f"Lying on their side now: {lying or 'none'}")
-        return self.client.ask("thinker", load_prompt("thinker"), user, ActionPlan, log, check=check)
+                f"Lying on their side now: {lying or 'none'}\n"
+                f"Failed attempts at this subtask (never repeat one unchanged): {_failures_json(failures)}")
+        plan = self.client.ask("thinker", load_prompt("thinker"), user, ActionPlan, log, check=check)
+        if not plan.calls:  # the model found no different strategy
+            raise NoStrategyLeftError(f"no different strategy remains: {plan.rationale or summary(failures)}")
+        return plan
 
 
 class LlmReflector:

@@ -22,6 +22,7 @@ from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.context import GraphContext
 from mallvi.graph.goals import box_distance_m, centre_of
+from mallvi.graph.plan_motion import plan_violation
 from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, FailedStep, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
 
@@ -84,8 +85,6 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
     return s.back_to_origin(call.arm)
 
 
-TABLE_MARGIN_M = 0.005
-
 BLAME_BY_KIND: dict[FailureKind, AgentName] = {
     FailureKind.REFUSED_BY_GUARD: "thinker",  # a target the Thinker chose is not allowed
     FailureKind.UNREACHABLE: "thinker",  # reach: another arm, a relay or another target
@@ -109,27 +108,6 @@ def blame_for(kind: FailureKind | None) -> AgentName:
     return BLAME_BY_KIND.get(FailureKind(kind), "actor") if kind is not None else "actor"
 
 
-def plan_violation(call: SkillCall, ctx: GraphContext) -> str | None:
-    """Why a call's target position must not be executed (non-finite, below the table, outside the workspace)."""
-    pose = call.target_pose
-    if not pose:
-        return None
-    try:
-        xyz = [float(v) for v in pose[:3]]
-    except (TypeError, ValueError):
-        return f"{call.skill} target {pose!r} is not numeric"
-    if len(xyz) < 3 or not all(math.isfinite(v) for v in xyz):
-        return f"{call.skill} target {pose!r} needs 3 finite numbers"
-    where = "(" + ", ".join(f"{v:.3f}" for v in xyz) + ")"
-    if xyz[2] < ctx.table_top_z - TABLE_MARGIN_M:
-        return f"{call.skill} target {where} is below the table top z={ctx.table_top_z:.3f}"
-    if ctx.workspace_m is not None:
-        lo, hi = ctx.workspace_m
-        if any(v < a or v > b for v, a, b in zip(xyz, lo, hi, strict=True)):
-            return f"{call.skill} target {where} is outside the workspace {list(lo)}..{list(hi)}"
-    return None
-
-
 def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     plan = state["action_plan"]
@@ -150,13 +128,13 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             if name is None:
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder")}
             names[call.object] = name
-    for call in plan.calls:
-        bad = plan_violation(call, ctx)
-        if bad is not None:  # refused before anything moves
-            ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
-            step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=call.skill, arm=call.arm)
-            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
-                                                failed_step=step)}
+    refused = plan_violation(plan.calls, ctx, localized)
+    if refused is not None:  # every target of the plan is checked before anything moves
+        i, bad = refused
+        ctx.emit("safety_refusal", arm=plan.calls[i].arm, command=plan.calls[i].skill, reason=bad)
+        step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=plan.calls[i].skill, arm=plan.calls[i].arm)
+        return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
+                                            failed_step=step)}
     if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()

@@ -1,8 +1,9 @@
 """Reflector node: judge the attempt from a fresh observation, then decide where the graph goes next.
 
-Success moves on to the next subtask. A failure goes back to the agent the verdict blames; every
-``rescan_after_failures`` failures the Descriptor re-scans first (once per subtask by default); when the
-subtask's or the run's budget is spent the run ends with a failure report.
+Success moves on to the next subtask. A failure is remembered (graph/failure_memory.py) and goes back to the agent
+the verdict blames; every ``rescan_after_failures`` failures the Descriptor re-scans first (once per subtask by
+default). When the Thinker has no strategy left that differs from the failed ones, the Descriptor re-scans once;
+if that changes nothing, or when the subtask's or the run's budget is spent, the run ends with a failure report.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from langgraph.runtime import Runtime
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
+from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, rescanned_last
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.posture import lies_on_side
 from mallvi.graph.schemas import (
@@ -82,8 +84,11 @@ def refreshed(localized: dict[str, SceneObject], fresh: list[SceneObject]) -> di
     return out
 
 
-def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
-    """State update for a verdict, including ``retry_from`` (the next node) and budgets."""
+def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool = True) -> dict[str, Any]:
+    """State update for a verdict, including ``retry_from`` (the next node), budgets and the failure memory.
+
+    ``attempt_ran``: the verdict judges the attempt in the state (False for an earlier subtask found undone).
+    """
     idx = state["subtask_index"]
     key = str(idx)
     history = [*state["history"], v]
@@ -94,13 +99,31 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict) -> dict[str, Any]:
     attempts = {**state["attempts"], key: state["attempts"].get(key, 0) + 1}
     total = state["total_attempts"] + 1
     update: dict[str, Any] = {"reflection": v, "history": history, "attempts": attempts, "total_attempts": total}
+    err = state["stage_error"] if attempt_ran else None
+    memory = list(state["failures"].get(key, []))
+    no_strategy = err is not None and err.no_strategy
+    looked_again = rescanned_last(memory)  # a re-scan already followed the last failed attempt
+    if err is not None and no_strategy and not looked_again:
+        memory.append(FailedAttempt(strategy=RESCAN, kind="no_strategy", explanation=err.message[:300]))
+    elif not no_strategy:
+        memory.append(record(state["action_plan"] if attempt_ran else None, state["localized"],
+                             state["actor_report"] if attempt_ran else None, err, v))
+    update["failures"] = {**state["failures"], key: memory}
     rescans = state["rescans"].get(key, 0)
-    if attempts[key] >= b.max_attempts_per_subtask or total >= b.max_total_attempts:
-        plan = state["plan"]
-        text = plan.subtasks[idx].text if plan and idx < len(plan.subtasks) else None
+    plan = state["plan"]
+    text = plan.subtasks[idx].text if plan and idx < len(plan.subtasks) else None
+    tried = [m.line() for m in memory if m.strategy != RESCAN]
+    if no_strategy and looked_again:  # re-scanned already and still nothing new to try
+        update.update(status="failed", retry_from="end", failure_report=FailureReport(
+            subtask_index=idx, subtask=text, attempts=attempts[key], history=history, tried=tried,
+            reason=f"no different strategy remains after {attempts[key]} attempts (a re-scan found nothing new): "
+                   f"{v.explanation}"))
+    elif no_strategy:
+        update["retry_from"] = "descriptor"  # the last strategy: look again, then plan from what is seen
+    elif attempts[key] >= b.max_attempts_per_subtask or total >= b.max_total_attempts:
         why = "subtask budget" if attempts[key] >= b.max_attempts_per_subtask else "run budget"
         update.update(status="failed", retry_from="end", failure_report=FailureReport(
-            subtask_index=idx, subtask=text, attempts=attempts[key], history=history,
+            subtask_index=idx, subtask=text, attempts=attempts[key], history=history, tried=tried,
             reason=f"{why} exhausted after {attempts[key]} attempts; last: {v.explanation}"))
     elif attempts[key] % b.rescan_after_failures == 0 and rescans < b.max_rescans_per_subtask:
         update["retry_from"] = "descriptor"
@@ -167,7 +190,8 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     if v.verdict == "success" and obs is not None and (hit := undone(state, ctx, obs, log)) is not None:
         j, why = hit
         back: GraphState = {**state, "subtask_index": j}
-        update = {**decide(back, ctx, why), "subtask_index": j, "completed": [state["subtask_index"]]}
+        update = {**decide(back, ctx, why, attempt_ran=False), "subtask_index": j,
+                  "completed": [state["subtask_index"]]}
         if update.get("retry_from") not in ("end", "descriptor"):
             update["retry_from"] = "perceptor"  # re-perceive and re-plan the undone subtask
     if obs is not None and update.get("retry_from") in ("thinker", "actor"):

@@ -16,11 +16,14 @@ slots; a remembered location -> where the Descriptor first saw the object.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
-from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
+from mallvi.graph.backends.rules.strategies import nudge
+from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
@@ -172,6 +175,64 @@ class RulesThinker:
     def think(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
         feedback: str | None, ctx: AgentContext, log: CallLog, failed: FailedStep | None = None,
+        failures: Sequence[FailedAttempt] = (),
+    ) -> ActionPlan:
+        """The usual plan; when it would repeat a failed attempt unchanged, the first alternative that does not
+        (``alternatives``); when none is left, ``NoStrategyLeftError``."""
+        try:
+            plan: ActionPlan | None = self._usual(subtask, localized, scene, attempt, feedback, ctx, failed)
+        except AgentError:
+            if not failures:
+                raise
+            plan = None
+        if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
+            return plan
+        obj = _find(localized, subtask.obj)
+        if obj is None:
+            raise AgentError(f"{subtask.obj.phrase!r} was not localised")
+        for alt in self.alternatives(subtask, obj, localized, scene, ctx):
+            if repeats(alt.calls, localized, failures) is None:
+                return alt
+        x, y = obj.position_m[0], obj.position_m[1]
+        raise NoStrategyLeftError(f"no different strategy remains for {obj.id} at ({x:.2f}, {y:.2f}); "
+                             f"failed: {summary(failures)}")
+
+    def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
+                     scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
+        """Every other way to do the subtask, in order: each allowed arm directly, a relay with either arm giving,
+        then a nudge by either arm (see ``strategies.py``)."""
+        table_z = ctx.table_top_z
+        upright = tall_at_first(obj, scene.initial or scene.objects)
+        forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
+        arms = [forced] if forced else [side_of(obj), other(side_of(obj))]
+        plans: list[ActionPlan] = []
+        if subtask.action in ("pick", "handover"):
+            takers = [other(forced or side_of(obj))] if subtask.action == "handover" else arms
+            plans += [ActionPlan(calls=_take(a, obj.id, upright), strategy=f"direct {a}",
+                                 rationale=f"the {a} arm takes {obj.id} directly") for a in takers]
+        else:
+            target = self._place_target(subtask, obj, localized, scene, table_z, 0)
+            plans += [ActionPlan(calls=_grasp_place(a, obj.id, target, upright=upright), strategy=f"direct {a}",
+                                 rationale=f"the {a} arm carries {obj.id} to ({target[0]:.3f}, {target[1]:.3f}, "
+                                           f"{target[2]:.3f})") for a in arms]
+            for giver in ("left", "right"):
+                taker = forced or other(giver)
+                if taker == giver:
+                    continue
+                mx, my = relay_spot(obj.id, scene, localized, target)
+                plans.append(ActionPlan(
+                    calls=[*_grasp_place(giver, obj.id, (mx, my, table_z), upright=upright),
+                           *_grasp_place(taker, obj.id, target, upright=upright)],
+                    strategy=f"relay {giver}->{taker}",
+                    rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), the {taker} arm "
+                              "carries it on"))
+        toward = forced or side_of(obj)
+        plans += [nudge(a, obj, scene, localized, table_z, toward) for a in (toward, other(toward))]
+        return plans
+
+    def _usual(
+        self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+        feedback: str | None, ctx: AgentContext, failed: FailedStep | None = None,
     ) -> ActionPlan:
         obj = _find(localized, subtask.obj)
         if obj is None:

@@ -1,0 +1,70 @@
+"""The rules Thinker's alternative strategies, tried in order when the usual plan would repeat a failed attempt.
+
+For a carry: each allowed arm directly, a relay through the middle of the table with either arm giving, then a
+nudge (the closed gripper pushes the object ``NUDGE_M`` back into an arm's reach or away from a neighbour it leans
+on; the subtask is then planned again for the object's new pose). For a pick or a hand-over: the other arm taking
+it, then the nudges. The Reflector adds the last one, a re-scan, when none of these is left.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
+from mallvi.robot_drivers.safety import SafetyConfig
+
+TOP_DOWN_EE_WXYZ = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
+"""End-effector orientation with its x axis (the approach) pointing down and the fingers opening along world y
+(the arms reach it on both sides of the table; with the fingers along world x they often have no IK)."""
+EE_ABOVE_GRASP_CENTRE_M = SafetyConfig().tcp_offset_m
+"""A downward end effector's frame lies this far above its grasp centre (the SkillAPI's convention)."""
+NUDGE_M = 0.06
+NUDGE_CLEAR_M = 0.04  # the closed fingers come down this far from the object's side
+NUDGE_CENTRE_ABOVE_BOTTOM_M = 0.03  # the grasp centre's height above the object's bottom while pushing
+NUDGE_RISE_M = 0.06  # the fingers come down from, and go back up to, this far above the object's top
+NEIGHBOUR_M = 0.08  # an object whose centre is this close is one the nudged object may lean on
+REACH_SPOTS_M = {"left": (-0.12, -0.05), "right": (0.12, -0.05)}  # well inside each arm's reach at table height
+
+
+def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[float, float]) -> tuple[float, float]:
+    """A unit xy direction: away from the nearest neighbour within ``NEIGHBOUR_M``, else towards ``toward``."""
+    ox, oy = obj.position_m[0], obj.position_m[1]
+    near = sorted((math.dist((ox, oy), o.position_m[:2]), o) for o in others if o.id != obj.id)
+    if near and near[0][0] < NEIGHBOUR_M and near[0][0] > 1e-6:
+        nx, ny = near[0][1].position_m[0], near[0][1].position_m[1]
+        d = (ox - nx, oy - ny)
+    else:
+        d = (toward[0] - ox, toward[1] - oy)
+    n = math.hypot(*d)
+    return (d[0] / n, d[1] / n) if n > 1e-6 else (0.0, -1.0)
+
+
+def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
+          toward_arm: str) -> ActionPlan:
+    """Close the gripper, come down beside ``obj`` and push it ``NUDGE_M`` (towards ``toward_arm``'s reach, or away
+    from a neighbour it leans on), then rise and go home."""
+    others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
+    ux, uy = push_direction(obj, others, REACH_SPOTS_M[toward_arm])
+    ox, oy, oz = obj.position_m
+    half = max(obj.size_m[0], obj.size_m[1]) / 2
+    bottom = max(table_z, oz - obj.size_m[2] / 2)
+    centre_z = bottom + min(NUDGE_CENTRE_ABOVE_BOTTOM_M, obj.size_m[2] / 2)
+    top = oz + obj.size_m[2] / 2
+    sx, sy = ox - ux * (half + NUDGE_CLEAR_M), oy - uy * (half + NUDGE_CLEAR_M)
+    high = top + NUDGE_RISE_M + EE_ABOVE_GRASP_CENTRE_M
+    low = centre_z + EE_ABOVE_GRASP_CENTRE_M
+    a = arm
+    travel = NUDGE_CLEAR_M + NUDGE_M  # the fingers close the gap to the object's side, then push it NUDGE_M
+    calls = [
+        SkillCall(skill="close_gripper", arm=a, object=obj.id),  # type: ignore[arg-type]
+        SkillCall(skill="move_to_pose", arm=a, target_pose=[sx, sy, high, *TOP_DOWN_EE_WXYZ]),  # type: ignore[arg-type]
+        SkillCall(skill="move_by_displacement", arm=a, args={"z": low - high}),  # type: ignore[arg-type]
+        SkillCall(skill="move_by_displacement", arm=a, args={"x": ux * travel, "y": uy * travel}),  # type: ignore[arg-type]
+        SkillCall(skill="move_by_displacement", arm=a, args={"z": high - low}),  # type: ignore[arg-type]
+        SkillCall(skill="back_to_origin", arm=a),  # type: ignore[arg-type]
+        SkillCall(skill="open_gripper", arm=a),  # type: ignore[arg-type]
+    ]
+    return ActionPlan(calls=calls, strategy=f"nudge {a}", rationale=(
+        f"the {a} arm pushes {obj.id} {NUDGE_M * 100:.0f} cm from ({ox:.2f}, {oy:.2f}) towards "
+        f"({ox + ux * NUDGE_M:.2f}, {oy + uy * NUDGE_M:.2f}) with its gripper closed; the subtask is planned again "
+        "from there"))

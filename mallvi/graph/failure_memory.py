@@ -1,0 +1,183 @@
+"""Failure memory: per subtask, what each failed attempt tried and how it failed.
+
+An entry keeps the attempt's skill calls, the strategy's name, the object and where it lay when the attempt was
+planned, the skill and arm that failed and the failure's kind (the skill's ``FailureKind`` value, or the
+Reflector's category when every skill reported success). The Thinker consults it so that no attempt repeats a
+failed one unchanged: the same calls (targets within ``TARGET_TOL_M``) on an object that has not moved more than
+``POSE_TOL_M`` since. A grasp that failed for a reason of geometry (``ARM_BLOCKING_KINDS``: no IK, no path, the
+arm not allowed) rules that arm's grasp out at that pose in every strategy, not only in the same plan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mallvi.graph.schemas import ActionPlan, ActorReport, SceneObject, SkillCall, StageError, Verdict
+
+POSE_TOL_M = 0.02
+"""An object that moved less than this since a failed attempt still lies where that attempt failed."""
+TARGET_TOL_M = 0.02
+"""Two calls whose targets differ by less than this are the same call."""
+GRASP_SKILLS = ("grasp_actor", "upright_actor")
+ARM_BLOCKING_KINDS = ("unreachable", "no_plan", "wrong_arm")
+"""Failure kinds of a grasp that the same arm cannot overcome at the same pose by any other plan."""
+SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
+"""Failure kinds that the same call meets again in the same situation (no chance involved)."""
+IGNORED_ARGS = frozenset({"pre_grasp_dis", "pre_dis"})
+"""Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp)."""
+RESCAN = "re-scan"
+"""The strategy name of the marker left when the Descriptor re-scanned because no strategy was left."""
+
+
+class FailedAttempt(BaseModel):
+    """One failed attempt at a subtask (or the marker of a re-scan made because no strategy was left)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: str
+    calls: list[SkillCall] = Field(default_factory=list)
+    object_id: str | None = None
+    pose_m: list[float] | None = None  # world frame, where the object lay when the attempt was planned
+    skill: str | None = None  # the call that failed (None: every call succeeded, the Reflector found the failure)
+    failed_call: int | None = None  # its index in ``calls``
+    arm: str | None = None
+    kind: str = "other"  # FailureKind value of the failed skill, else the Reflector's failure category
+    explanation: str = ""
+
+    def line(self) -> str:
+        """One human-readable line: strategy, what failed, kind."""
+        where = f" at ({self.pose_m[0]:.2f}, {self.pose_m[1]:.2f})" if self.pose_m else ""
+        what = f"{self.skill} ({self.arm} arm)" if self.skill else "the check after the action"
+        return f"{self.strategy or 'plan'}{where}: {what} failed [{self.kind}]"
+
+
+def object_of(calls: Sequence[SkillCall]) -> str | None:
+    """The object a plan works on: the first call that names one."""
+    return next((c.object for c in calls if c.object is not None), None)
+
+
+def strategy_of(calls: Sequence[SkillCall]) -> str:
+    """A short name for what a plan does: "direct left", "relay right->left", "nudge left", "place right"."""
+    grasps = [c.arm for c in calls if c.skill in GRASP_SKILLS]
+    if calls and calls[0].skill == "close_gripper" and any(c.skill == "move_to_pose" for c in calls):
+        return f"nudge {calls[0].arm}"
+    if len(grasps) >= 2:
+        return f"relay {grasps[0]}->{grasps[-1]}"
+    if grasps:
+        return f"direct {grasps[0]}"
+    return f"place {calls[0].arm}" if calls else "plan"
+
+
+def pose_of(obj_id: str | None, localized: dict[str, SceneObject]) -> list[float] | None:
+    obj = localized.get(obj_id) if obj_id else None
+    return [float(v) for v in obj.position_m] if obj is not None else None
+
+
+def _report_kind(report: ActorReport | None) -> str | None:
+    """The kind of the call an Actor report failed at (a refused plan: ``refused_by_guard``), if any."""
+    step = report.failed_step if report is not None else None
+    return str(step.kind) if step is not None and step.kind is not None else None
+
+
+def record(plan: ActionPlan | None, localized: dict[str, SceneObject], report: ActorReport | None,
+           err: StageError | None, verdict: Verdict) -> FailedAttempt:
+    """The memory entry for a failed attempt: the plan that ran (if any) and how it failed."""
+    calls = list(plan.calls) if plan is not None and err is None else []
+    oid = object_of(calls)
+    entry = FailedAttempt(strategy=(plan.strategy if plan is not None and err is None else "") or strategy_of(calls),
+                          calls=calls, object_id=oid, pose_m=pose_of(oid, localized),
+                          explanation=verdict.explanation[:300])
+    if err is not None:
+        return entry.model_copy(update={"strategy": f"{err.agent} stage", "kind": f"{err.agent}_failed"})
+    own = [c for c in report.commands if not (c.args.get("recovery") or c.args.get("park"))] if report else []
+    failed = next((c for c in reversed(own) if not c.ok), None) if report is not None and not report.ok else None
+    if failed is not None:
+        kind = failed.kind or _report_kind(report) or "other"
+        at = own.index(failed) if calls and len(own) <= len(calls) else None
+        return entry.model_copy(update={"skill": failed.skill, "arm": failed.arm, "kind": kind, "failed_call": at})
+    if report is not None and not report.ok:  # refused before any call ran (e.g. a target the checks refused)
+        return entry.model_copy(update={"kind": _report_kind(report) or "other"})
+    return entry.model_copy(update={"kind": verdict.failure_category or "other"})
+
+
+def _same_call(a: SkillCall, b: SkillCall) -> bool:
+    if (a.skill, a.arm, a.object) != (b.skill, b.arm, b.object):
+        return False
+    if (a.target_pose is None) != (b.target_pose is None):
+        return False
+    if a.target_pose is not None and b.target_pose is not None and \
+            math.dist(a.target_pose[:3], b.target_pose[:3]) > TARGET_TOL_M:
+        return False
+    keys = (set(a.args) | set(b.args)) - IGNORED_ARGS
+    for k in keys:
+        va, vb = a.args.get(k), b.args.get(k)
+        if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
+            if abs(float(va) - float(vb)) > (TARGET_TOL_M if k in ("x", "y", "z") else 1e-6):
+                return False
+        elif va != vb:
+            return False
+    return True
+
+
+def same_pose(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
+    return a is not None and b is not None and math.dist(a[:3], b[:3]) <= POSE_TOL_M
+
+
+def decisive(m: FailedAttempt) -> bool:
+    """Whether the failure says the same attempt would fail again where the object lies: a kind that chance does
+    not change (``SETTLED_KINDS``), or a failure before the object was first taken (while it lay where it was
+    planned from). A failure after the object was taken (it slipped, was put off target) says nothing against
+    the attempt itself."""
+    if m.kind in SETTLED_KINDS:
+        return True
+    if m.failed_call is None:
+        return False
+    first_take = next((i for i, c in enumerate(m.calls) if c.skill in GRASP_SKILLS), None)
+    return first_take is None or m.failed_call <= first_take
+
+
+def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
+            memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
+    """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
+    would recur: ``decisive``), or None."""
+    pose = pose_of(object_of(calls), localized)
+    for m in memory:
+        if not m.calls or len(m.calls) != len(calls) or not same_pose(m.pose_m, pose) or not decisive(m):
+            continue
+        if all(_same_call(a, b) for a, b in zip(calls, m.calls, strict=True)):
+            return m
+    oid = object_of(calls)
+    blocked = blocked_grasps(memory, oid, pose)
+    for c in calls:
+        if c.object == oid and c.skill == "place_actor":
+            break  # later grasps take the object where this plan put it, not where it lies now
+        if c.skill in GRASP_SKILLS and c.arm in blocked and c.object == oid:
+            return blocked[c.arm]
+    return None
+
+
+def blocked_grasps(memory: Sequence[FailedAttempt], obj_id: str | None,
+                   pose: Sequence[float] | None) -> dict[str, FailedAttempt]:
+    """Per arm, the failed grasp of ``obj_id`` at this pose whose kind that arm cannot overcome (no IK, no path,
+    not allowed)."""
+    out: dict[str, FailedAttempt] = {}
+    for m in memory:
+        if m.skill in GRASP_SKILLS and m.arm and m.kind in ARM_BLOCKING_KINDS and m.object_id == obj_id \
+                and same_pose(m.pose_m, pose):
+            out.setdefault(m.arm, m)
+    return out
+
+
+def rescanned_last(memory: Sequence[FailedAttempt]) -> bool:
+    """Whether the last thing remembered is a re-scan made because no strategy was left (nothing tried since)."""
+    return bool(memory) and memory[-1].strategy == RESCAN
+
+
+def summary(memory: Sequence[FailedAttempt], limit: int = 8) -> str:
+    """The failed attempts as numbered lines (the newest ``limit``), for prompts and failure reports."""
+    tried = [m for m in memory if m.strategy != RESCAN]
+    lines = [f"{i + 1}. {m.line()}" for i, m in enumerate(tried)][-limit:]
+    return "; ".join(lines) if lines else "none"

@@ -1,0 +1,139 @@
+"""Failure memory: a failed attempt is never repeated unchanged; the rules Thinker turns to another strategy
+(another arm, a relay, a nudge) and says when none is left; the Reflector re-scans once, then ends the run."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from mallvi.config import Budgets
+from mallvi.graph.backends.base import CallLog, NoStrategyLeftError
+from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, repeats
+from mallvi.graph.nodes.reflector import decide
+from mallvi.graph.schemas import (
+    ActionPlan,
+    ActorReport,
+    CommandRecord,
+    ObjectRef,
+    Plan,
+    SceneMemory,
+    SceneObject,
+    StageError,
+    Subtask,
+    Verdict,
+)
+
+TABLE_Z = 0.74
+
+
+def _block(color: str, x: float, y: float) -> SceneObject:
+    return SceneObject(id=f"{color}_block", label="block", color=color, position_m=[x, y, TABLE_Z + 0.025],
+                       size_m=[0.05, 0.05, 0.05])
+
+
+def _stack() -> Subtask:
+    return Subtask(index=0, text="stack the green block on the red block", action="stack",
+                   obj=ObjectRef(phrase="the green block", color="green", label="block"),
+                   target=ObjectRef(phrase="the red block", color="red", label="block"), relation="on")
+
+
+def _ctx() -> Any:
+    return SimpleNamespace(table_top_z=TABLE_Z, gripper_holding=None, budgets=Budgets(max_attempts_per_subtask=15))
+
+
+def _think(localized: dict[str, SceneObject], failures: list[FailedAttempt]) -> ActionPlan:
+    scene = SceneMemory(objects=list(localized.values()))
+    return RulesThinker().think(_stack(), localized, scene, len(failures), None, _ctx(), CallLog(),
+                                failures=failures)
+
+
+def _failed(plan: ActionPlan, localized: dict[str, SceneObject], kind: str = "other") -> FailedAttempt:
+    """The memory entry of ``plan`` failing at its first grasp with ``kind``."""
+    grasp = next(c for c in plan.calls if c.skill == "grasp_actor")
+    report = ActorReport(ok=False, message="grasp_actor failed", kind=kind, commands=[
+        CommandRecord(skill="grasp_actor", arm=grasp.arm, args={}, ok=False, message="no grasp", kind=kind)])
+    v = Verdict(verdict="failure", failure_category="execution_failed", blamed_agent="thinker", explanation="x")
+    return record(plan, localized, report, None, v)
+
+
+def test_the_thinker_never_repeats_a_failed_attempt_at_the_same_pose() -> None:
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    first = _think(objs, [])
+    assert first.calls[0].arm == "right"  # the object's own side
+    memory = [_failed(first, objs)]
+    second = _think(objs, memory)
+    assert repeats(second.calls, objs, memory) is None
+    assert [c.arm for c in second.calls if c.skill == "grasp_actor"] != \
+        [c.arm for c in first.calls if c.skill == "grasp_actor"]
+    # the object has moved 3 cm since (a miss pushed it): the usual plan may be tried again there
+    moved = {**objs, "green_block": _block("green", 0.17, -0.03)}
+    assert _think(moved, memory).calls[0].arm == "right"
+
+
+def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -> None:
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    memory = [_failed(_think(objs, []), objs, kind="unreachable")]
+    for _ in range(3):  # the left arm directly (the relays start with a blocked grasp), then a nudge by each arm
+        plan = _think(objs, memory)
+        first_grasp = next(c for c in plan.calls if c.skill == "grasp_actor" or c.skill == "close_gripper")
+        assert not (first_grasp.skill == "grasp_actor" and first_grasp.arm == "right"), plan.strategy
+        memory.append(_failed(plan, objs, kind="wrong_arm") if any(c.skill == "grasp_actor" for c in plan.calls)
+                      else record(plan, objs, ActorReport(ok=False, message="no IK", kind="unreachable", commands=[
+                          CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={}, ok=False,
+                                        message="no IK", kind="unreachable")]), None,
+                          Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
+    assert [m.strategy for m in memory] == ["direct right", "direct left", "nudge right", "nudge left"]
+    with pytest.raises(NoStrategyLeftError, match="no different strategy remains for green_block"):
+        _think(objs, memory)
+
+
+def _state(memory: list[FailedAttempt], err: StageError | None, attempts: int) -> dict[str, Any]:
+    plan = Plan(subtasks=[_stack()], goal=[])
+    return {"plan": plan, "subtask_index": 0, "attempts": {"0": attempts}, "failures": {"0": memory},
+            "stage_error": err, "history": [], "localized": {}}
+
+
+def test_with_no_strategy_left_the_run_rescans_once_then_ends_with_a_report_saying_so() -> None:
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    memory = [_failed(_think(objs, []), objs, kind="unreachable")]
+    err = StageError(agent="thinker", message="no different strategy remains for green_block", no_strategy=True)
+    v = Verdict(verdict="failure", failure_category="thinker_failed", blamed_agent="thinker",
+                explanation=err.message)
+    first = decide(_state(memory, err, 1), _ctx(), v)  # type: ignore[arg-type]
+    assert first["retry_from"] == "descriptor" and "status" not in first
+    after = first["failures"]["0"]
+    assert after[-1].strategy == RESCAN
+    second = decide(_state(after, err, first["attempts"]["0"]), _ctx(), v)  # type: ignore[arg-type]
+    assert second["status"] == "failed" and second["retry_from"] == "end"
+    report = second["failure_report"]
+    assert report.reason.startswith("no different strategy remains after 3 attempts (a re-scan found nothing new)")
+    assert report.tried and "direct right" in report.tried[0] and "[unreachable]" in report.tried[0]
+    assert second["attempts"]["0"] < _ctx().budgets.max_attempts_per_subtask  # stopped early
+
+
+def test_the_llm_thinker_sees_the_failed_attempts_and_a_repeat_is_sent_back() -> None:
+    from mallvi.graph.backends.llm_agents import LlmThinker
+
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    failed_plan = _think(objs, [])
+    memory = [_failed(failed_plan, objs, kind="unreachable")]
+    seen: dict[str, Any] = {}
+
+    class Client:
+        def ask(self, node: str, system: str, user: str, schema: type, log: CallLog, check: Any = None,
+                **kw: Any) -> ActionPlan:
+            seen.update(system=system, user=user)
+            with pytest.raises(ValueError, match="repeats a failed attempt unchanged"):
+                check(failed_plan)  # the same plan again is sent back to the model with the reason
+            return ActionPlan(calls=[], rationale="both arms failed and nothing else is left")
+
+    scene = SceneMemory(objects=list(objs.values()))
+    with pytest.raises(NoStrategyLeftError, match="nothing else is left"):
+        LlmThinker(Client()).think(_stack(), objs, scene, 1, None, _ctx(), CallLog(),  # type: ignore[arg-type]
+                                   failures=memory)
+    assert "never repeat one unchanged" in seen["user"]
+    assert '"kind": "unreachable"' in seen["user"] and '"failed_skill": "grasp_actor"' in seen["user"]
+    assert "When no different strategy is\nleft, answer with an empty \"calls\" list" in seen["system"]
