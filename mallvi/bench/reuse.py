@@ -54,10 +54,11 @@ def reuse_scans(agent: Any) -> None:
     def cached_scan(obs: Any) -> Any:
         memory = getattr(pipeline, "memory", None)
         if last and last["obs"] is obs and last["memory"] is memory:
-            port.latest = dict(last["latest"])
+            port.perceived = dict(last["perceived"])
             return list(last["objects"])
         objects = scan(obs)
-        last.update(obs=obs, objects=list(objects), latest=dict(port.latest), memory=getattr(pipeline, "memory", None))
+        last.update(obs=obs, objects=list(objects), perceived=dict(port.perceived),
+                    memory=getattr(pipeline, "memory", None))
         return objects
 
     port.scan = cached_scan
