@@ -24,6 +24,8 @@ TARGET_TOL_M = 0.02
 GRASP_SKILLS = ("grasp_actor", "upright_actor")
 ARM_BLOCKING_KINDS = ("unreachable", "no_plan", "wrong_arm")
 """Failure kinds of a grasp that the same arm cannot overcome at the same pose by any other plan."""
+CHANCE_KINDS = ("grasp_empty", "grasp_off_target", "not_holding", "execution")
+"""Failures a retry of the same grasp may well not meet again (a miss, a slip): never ``decisive`` by themselves."""
 SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
 """Failure kinds that the same call meets again in the same situation (no chance involved)."""
 IGNORED_ARGS = frozenset({"pre_grasp_dis", "pre_dis"})
@@ -129,11 +131,12 @@ def same_pose(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
 def decisive(m: FailedAttempt) -> bool:
     """Whether the failure says the same attempt would fail again where the object lies: a kind that chance does
     not change (``SETTLED_KINDS``), or a failure before the object was first taken (while it lay where it was
-    planned from). A failure after the object was taken (it slipped, was put off target) says nothing against
+    planned from) unless its kind is one chance decides (``CHANCE_KINDS``: a miss, a slip). A failure after the
+    object was taken (it slipped, was put off target) says nothing against
     the attempt itself."""
     if m.kind in SETTLED_KINDS:
         return True
-    if m.failed_call is None:
+    if m.failed_call is None or m.kind in CHANCE_KINDS:
         return False
     first_take = next((i for i, c in enumerate(m.calls) if c.skill in GRASP_SKILLS), None)
     return first_take is None or m.failed_call <= first_take

@@ -108,6 +108,9 @@ def test_a_model_insisting_on_a_target_below_the_table_fails_the_run_without_mov
         srv.script.defaults["thinker"] = _think_to(-0.2, 0.0, TABLE_Z - 0.2)
         out, events = _run(srv, world, tmp_path / "t", budgets=Budgets(max_attempts_per_subtask=2))
     assert out.status == "failed" and out.failure_report is not None
-    assert "below the table" in out.failure_report.reason
+    report = out.failure_report
+    # the first plan is refused before it moves; the same plan again is a repeat, sent back to the model, not run
+    assert any("below the table" in v.explanation for v in report.history), report
+    assert any("refused_by_guard" in t for t in report.tried), report
     assert world.calls == [] and {k: o.pos for k, o in world.objects.items()} == before
-    assert len([e for e in events if e["kind"] == "safety_refusal"]) == 2
+    assert len([e for e in events if e["kind"] == "safety_refusal"]) >= 1

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from mallvi.config import Budgets
+from mallvi.contracts.geometry import ARM_SIDES
+from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import CallLog, NoStrategyLeftError
 from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, repeats
@@ -17,6 +19,7 @@ from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
     CommandRecord,
+    FailedStep,
     ObjectRef,
     Plan,
     SceneMemory,
@@ -25,6 +28,8 @@ from mallvi.graph.schemas import (
     Subtask,
     Verdict,
 )
+from mallvi.graph.state import initial_state
+from mallvi.sim_bridge.station import sim_reach
 
 TABLE_Z = 0.74
 
@@ -41,7 +46,8 @@ def _stack() -> Subtask:
 
 
 def _ctx() -> Any:
-    return SimpleNamespace(table_top_z=TABLE_Z, gripper_holding=None, budgets=Budgets(max_attempts_per_subtask=15))
+    return SimpleNamespace(table_top_z=TABLE_Z, gripper_holding=None, budgets=Budgets(max_attempts_per_subtask=15),
+                           reach={side: sim_reach(side) for side in ARM_SIDES})
 
 
 def _think(localized: dict[str, SceneObject], failures: list[FailedAttempt]) -> ActionPlan:
@@ -53,8 +59,10 @@ def _think(localized: dict[str, SceneObject], failures: list[FailedAttempt]) -> 
 def _failed(plan: ActionPlan, localized: dict[str, SceneObject], kind: str = "other") -> FailedAttempt:
     """The memory entry of ``plan`` failing at its first grasp with ``kind``."""
     grasp = next(c for c in plan.calls if c.skill == "grasp_actor")
-    report = ActorReport(ok=False, message="grasp_actor failed", kind=kind, commands=[
-        CommandRecord(skill="grasp_actor", arm=grasp.arm, args={}, ok=False, message="no grasp", kind=kind)])
+    step = FailedStep(kind=FailureKind(kind), skill="grasp_actor", arm=grasp.arm)
+    report = ActorReport(ok=False, message="grasp_actor failed", failed_step=step, commands=[
+        CommandRecord(skill="grasp_actor", arm=grasp.arm, args={}, ok=False, message="no grasp",
+                      kind=FailureKind(kind))])
     v = Verdict(verdict="failure", failure_category="execution_failed", blamed_agent="thinker", explanation="x")
     return record(plan, localized, report, None, v)
 
@@ -81,9 +89,9 @@ def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -
         first_grasp = next(c for c in plan.calls if c.skill == "grasp_actor" or c.skill == "close_gripper")
         assert not (first_grasp.skill == "grasp_actor" and first_grasp.arm == "right"), plan.strategy
         memory.append(_failed(plan, objs, kind="wrong_arm") if any(c.skill == "grasp_actor" for c in plan.calls)
-                      else record(plan, objs, ActorReport(ok=False, message="no IK", kind="unreachable", commands=[
+                      else record(plan, objs, ActorReport(ok=False, message="no IK", commands=[
                           CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={}, ok=False,
-                                        message="no IK", kind="unreachable")]), None,
+                                        message="no IK", kind=FailureKind.UNREACHABLE)]), None,
                           Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
     assert [m.strategy for m in memory] == ["direct right", "direct left", "nudge right", "nudge left"]
     with pytest.raises(NoStrategyLeftError, match="no different strategy remains for green_block"):
@@ -92,8 +100,10 @@ def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -
 
 def _state(memory: list[FailedAttempt], err: StageError | None, attempts: int) -> dict[str, Any]:
     plan = Plan(subtasks=[_stack()], goal=[])
-    return {"plan": plan, "subtask_index": 0, "attempts": {"0": attempts}, "failures": {"0": memory},
-            "stage_error": err, "history": [], "localized": {}}
+    state: dict[str, Any] = dict(initial_state("stack the green block on the red block"))
+    state.update(plan=plan, subtask_index=0, attempts={"0": attempts}, failures={"0": memory}, stage_error=err,
+                 total_attempts=attempts)
+    return state
 
 
 def test_with_no_strategy_left_the_run_rescans_once_then_ends_with_a_report_saying_so() -> None:

@@ -36,7 +36,7 @@ def test_a_place_whose_descent_goes_below_the_table_moves_nothing() -> None:
                   args={"pre_dis": 0.08, "dis": -0.5}),
     ])
     report = out["actor_report"]
-    assert not report.ok and report.kind == "refused_by_guard"
+    assert not report.ok and report.failed_step is not None and report.failed_step.kind == "refused_by_guard"
     assert "call 2 (place_actor, right arm)" in report.message and "descent point" in report.message
     assert "below the table top" in report.message
     assert w.calls == []  # not even the grasp ran
