@@ -3,8 +3,6 @@ showing a red cube; objects resolve through perception (there is no simulator tr
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from mallvi.robot_drivers.piper_emulator import PiperEmulator
 from mallvi.robot_drivers.realsense import RealSenseConfig
 from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
 from mallvi.robot_drivers.rig_skills import RigSkillsConfig
+from tests.fixtures.realsense_stream import streaming
 
 W, H = 320, 240
 K = np.array([[260.0, 0, 160.0], [0, 260.0, 120.0], [0, 0, 1]])
@@ -41,23 +40,7 @@ def _frame() -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.fixture
 def camera_feed() -> Iterator[SyntheticRealSense]:
-    dev = SyntheticRealSense(W, H, K, K)
-    stop = threading.Event()
-    rgb, depth = _frame()
-
-    def stream() -> None:
-        n = 1
-        while not stop.is_set():
-            dev.push(rgb, depth, frame_number=n, timestamp_ms=33.0 * n)
-            n += 1
-            time.sleep(0.033)
-
-    thread = threading.Thread(target=stream, daemon=True)
-    thread.start()
-    yield dev
-    stop.set()
-    thread.join(timeout=1.0)
-    dev.close()
+    yield from streaming(W, H, K, *_frame())
 
 
 def _calibration(path: Path) -> Path:

@@ -5,8 +5,6 @@ a retry; and a block the rig perceives resolves to the same named points as that
 from __future__ import annotations
 
 import json
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import fields
@@ -37,6 +35,7 @@ from mallvi.robot_drivers.rig_skills import RigSkillsConfig
 from mallvi.robot_drivers.rig_station import RigStation
 from mallvi.sim_bridge.station import SimStation
 from mallvi.sim_bridge.world import SimWorld
+from tests.fixtures.realsense_stream import streaming
 
 W, H = 640, 360
 K, T_WORLD_CAM = head_camera(W, H)  # the rig's camera stands where the simulator's head camera does
@@ -52,22 +51,7 @@ def _calibration(path: Path) -> Path:
 
 def _feed(frame: Observation) -> Iterator[SyntheticRealSense]:
     """A synthetic RealSense streaming ``frame`` at ~30 Hz."""
-    dev = SyntheticRealSense(W, H, K, K)
-    stop = threading.Event()
-
-    def stream() -> None:
-        n = 1
-        while not stop.is_set():
-            dev.push(frame.rgb, frame.depth_m, frame_number=n, timestamp_ms=33.0 * n)
-            n += 1
-            time.sleep(0.033)
-
-    thread = threading.Thread(target=stream, daemon=True)
-    thread.start()
-    yield dev
-    stop.set()
-    thread.join(timeout=1.0)
-    dev.close()
+    yield from streaming(W, H, K, frame.rgb, frame.depth_m)
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ from mallvi.robot_drivers.realsense import RealSenseConfig
 from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
 from mallvi.robot_drivers.rig import RigConfig, depth_to_world_points, make_real_rig
 from mallvi.robot_drivers.rig_skills import RigSkillsConfig
+from tests.fixtures.realsense_stream import streaming
 
 W, H = 96, 72
 K = np.array([[80.0, 0, 48.0], [0, 80.0, 36.0], [0, 0, 1]])
@@ -54,24 +53,7 @@ def _calibration(path: Path) -> Path:
 @pytest.fixture
 def camera_feed() -> Iterator[SyntheticRealSense]:
     """A synthetic RealSense streaming a table plane 0.8 m below the camera (z = 0.75 m) at ~30 Hz."""
-    dev = SyntheticRealSense(W, H, K, K)
-    stop = threading.Event()
-    rgb = np.full((H, W, 3), 120, np.uint8)
-    depth = np.full((H, W), 0.80)
-
-    def stream() -> None:
-        n = 1
-        while not stop.is_set():
-            dev.push(rgb, depth, frame_number=n, timestamp_ms=33.0 * n)
-            n += 1
-            time.sleep(0.033)
-
-    thread = threading.Thread(target=stream, daemon=True)
-    thread.start()
-    yield dev
-    stop.set()
-    thread.join(timeout=1.0)
-    dev.close()
+    yield from streaming(W, H, K, np.full((H, W, 3), 120, np.uint8), np.full((H, W), 0.80))
 
 
 def test_make_real_rig_builds_a_rig_that_grasps(tmp_path: Path, camera_feed: SyntheticRealSense) -> None:
