@@ -259,3 +259,28 @@ def test_a_plan_with_a_call_missing_its_object_or_target_is_re_asked_not_execute
         agents = srv.script.agents_called()
     assert out.status == "succeeded" and agents.count("thinker") == 2  # re-asked once, then the good plan
     assert [c[0] for c in world.calls][:2] == ["grasp_actor", "place_actor"]  # the incomplete plan never ran
+
+
+def test_a_decomposition_that_contradicts_itself_is_the_models_error_re_asked_not_a_refused_instruction() -> None:
+    from tests.integration.test_graph_llm_server import PLAN
+
+    world = _world()
+    onto_itself = json.dumps({  # what SmolLM2-135M answered for "stack the green block on the red block"
+        "subtasks": [{"text": "stack the green block on the red block.", "action": "push",
+                      "obj": {"phrase": "green_block"}, "target": {"phrase": "green_block"}}], "goal": []})
+    with FakeOpenAIServer() as srv:
+        _defaults(srv)
+        srv.script.add("decomposer", onto_itself)
+        srv.script.add("decomposer", PLAN)
+        cfg = RunConfig(backend="llm", llm=_cfg(srv))
+        out, _ = drive(fake_context(world, backends=make_backends(cfg)), INSTRUCTION)
+        agents = srv.script.agents_called()
+    assert agents.count("decomposer") == 2  # re-asked with the problem, not refused as impossible
+    assert out.status == "succeeded"
+    with FakeOpenAIServer() as srv:  # a model that keeps contradicting itself: a model failure, not bad input
+        _defaults(srv)
+        srv.script.defaults["decomposer"] = onto_itself
+        out, _ = drive(fake_context(_world(), backends=make_backends(RunConfig(backend="llm", llm=_cfg(srv)))),
+                       INSTRUCTION)
+    assert out.status == "refused" and out.refusal_cause == "model"
+    assert "itself" in (out.refusal or "")

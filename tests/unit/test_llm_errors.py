@@ -73,3 +73,17 @@ def test_an_llm_run_needs_an_http_base_url(url: str) -> None:
     with pytest.raises(ConfigError, match="http"):
         RunConfig(backend="llm", llm=LlmConfig(base_url=url))
     RunConfig(backend="rules", llm=LlmConfig(base_url=url))  # unused by the rules backend: not checked
+
+
+def test_constrained_modes_bound_every_list_and_free_string_of_the_answer() -> None:
+    from mallvi.graph.backends.llm_agents import DecomposerAnswer
+    from mallvi.graph.backends.llm_decoding import MAX_LIST_ITEMS, MAX_STRING_CHARS
+
+    sent = request_options("json_schema", DecomposerAnswer.model_json_schema(), "A", 64)["extra_body"][
+        "response_format"]["json_schema"]["schema"]
+    sub = sent["$defs"]["Subtask"]["properties"]
+    assert sent["properties"]["subtasks"]["maxItems"] == MAX_LIST_ITEMS
+    assert sub["text"]["maxLength"] == MAX_STRING_CHARS
+    assert "maxLength" not in sub["action"]  # an enum is bounded already
+    assert sent["$defs"]["ObjectRef"]["properties"]["color"]["anyOf"][0]["maxLength"] == MAX_STRING_CHARS
+    assert "maxItems" not in DecomposerAnswer.model_json_schema()["properties"]["subtasks"]  # the model's own copy

@@ -65,13 +65,14 @@ class LlmDecomposer:
         def check(a: DecomposerAnswer) -> None:
             if a.refusal is None and not a.subtasks:
                 raise ValueError("no subtasks and no refusal")
+            if a.refusal is None:  # a plan that contradicts itself is the model's error: re-asked, never blamed on
+                check_consistency(a.subtasks, a.goal)  # the instruction (the model may still answer a refusal)
 
         a = self.client.ask("decomposer", load_prompt("decomposer"), f"Instruction: {instruction}",
                             DecomposerAnswer, log, check=check)
         if a.refusal:
             raise RefusalError(a.refusal)
         subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(a.subtasks)]
-        check_consistency(subtasks, a.goal)
         return Plan(subtasks=subtasks, goal=a.goal)
 
 

@@ -61,14 +61,38 @@ def max_tokens_for(agent: str) -> int:
     return MAX_TOKENS.get(agent, DEFAULT_MAX_TOKENS)
 
 
+#: Under schema-constrained decoding every list and free string of an answer is bounded (unless its schema
+#: bounds it already), so a model that starts repeating itself must close the list or string and go on: without
+#: it SmolLM2-135M wrote Decomposer subtasks until ``max_tokens`` cut its JSON off.
+MAX_LIST_ITEMS = 8
+MAX_STRING_CHARS = 160
+
+
+def bounded_schema(schema: Any, max_items: int = MAX_LIST_ITEMS, max_chars: int = MAX_STRING_CHARS) -> Any:
+    """A copy of a JSON schema with ``maxItems`` on every array and ``maxLength`` on every free string."""
+    if isinstance(schema, list):
+        return [bounded_schema(v, max_items, max_chars) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bounded_schema(v, max_items, max_chars) for k, v in schema.items()}
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = max_items
+    if out.get("type") == "string" and not ({"maxLength", "enum", "const"} & out.keys()):
+        out["maxLength"] = max_chars
+    return out
+
+
 def request_options(mode: str, schema: dict[str, Any], name: str, max_tokens: int,
                     send_max_tokens: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``ChatOpenAI.invoke``: the token bound and the decoding fields of ``mode``.
+
+    A constrained mode sends ``bounded_schema(schema)``; the prompt-only mode sends no schema here.
 
     ``max_tokens`` reaches the request as ``max_completion_tokens`` (the client's name); ``send_max_tokens`` also
     puts the older ``max_tokens`` in the body, which llama-cpp-python and some other servers read instead.
     """
     extra: dict[str, Any] = {"max_tokens": max_tokens} if send_max_tokens else {}
+    schema = bounded_schema(schema) if mode != "prompt" else schema
     if mode == "json_schema":
         extra["response_format"] = {"type": "json_schema",
                                     "json_schema": {"name": name, "schema": schema, "strict": False}}
