@@ -284,3 +284,20 @@ def test_a_decomposition_that_contradicts_itself_is_the_models_error_re_asked_no
                        INSTRUCTION)
     assert out.status == "refused" and out.refusal_cause == "model"
     assert "itself" in (out.refusal or "")
+
+
+def test_references_written_as_ids_name_their_colour_and_kind() -> None:
+    world = _world()
+    as_ids = json.dumps({  # SmolLM2-135M's answer: ids as phrases, no colour or label fields
+        "subtasks": [{"text": "stack the green block on the red block.", "action": "stack",
+                      "obj": {"phrase": "green_block"}, "target": {"phrase": "red_block"}, "relation": "on"}],
+        "goal": [{"relation": "on", "args": ["green_block", "red_block"]}]})
+    with FakeOpenAIServer() as srv:
+        _defaults(srv)
+        srv.script.add("decomposer", as_ids)
+        out, _ = drive(fake_context(world, backends=make_backends(RunConfig(backend="llm", llm=_cfg(srv)))),
+                       INSTRUCTION)
+        agents = srv.script.agents_called()
+    assert agents.count("decomposer") == 1 and out.status == "succeeded"
+    red, green = world.objects["red_block"].pos, world.objects["green_block"].pos
+    assert abs(green[0] - red[0]) < 1e-6 and green[2] > red[2] + 0.03  # the green block, on the red one

@@ -6,6 +6,7 @@ Answers that name objects which do not exist are rejected (and re-asked), never 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
@@ -15,14 +16,17 @@ from mallvi.graph.backends.base import CallLog, NoStrategyLeftError, RefusalErro
 from mallvi.graph.backends.llm import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
 from mallvi.graph.backends.rules.plan_checks import check_consistency
+from mallvi.graph.backends.rules.vocab import COLOURS, SIZE_WORDS
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, lies_on_side, tall_at_first
+from mallvi.graph.refs import LABEL_SYNONYMS
 from mallvi.graph.schemas import (
     ActionPlan,
     ActorReport,
     Detection2D,
     FailedStep,
+    ObjectRef,
     Plan,
     Predicate,
     SceneMemory,
@@ -57,6 +61,29 @@ class DecomposerAnswer(BaseModel):
     refusal: str | None = None
 
 
+def complete_ref(ref: ObjectRef) -> ObjectRef:
+    """``ref`` with the colour, size and object name its own phrase states filled in where the model left them out.
+
+    A model may write ``{"phrase": "green_block"}``: without this the reference would name any object, and a plan
+    "green_block on red_block" would read as an object placed on itself. Only words of one meaning are taken (one
+    colour, one size); fields the model set are kept.
+    """
+    words = re.findall(r"[a-z]+", ref.phrase.lower())
+    colours = {w for w in words if w in COLOURS}
+    sizes = {SIZE_WORDS[w] for w in words if w in SIZE_WORDS}
+    labels = [LABEL_SYNONYMS[w] for w in words if w in LABEL_SYNONYMS and LABEL_SYNONYMS[w] != "object"]
+    return ref.model_copy(update={
+        "color": ref.color or (next(iter(colours)) if len(colours) == 1 else None),
+        "size": ref.size or (next(iter(sizes)) if len(sizes) == 1 else None),
+        "label": ref.label or (labels[-1] if labels else None)})
+
+
+def _complete_refs(subtask: Subtask) -> Subtask:
+    return subtask.model_copy(update={
+        "obj": complete_ref(subtask.obj), "target": complete_ref(subtask.target) if subtask.target else None,
+        "group": [complete_ref(r) for r in subtask.group]})
+
+
 class LlmDecomposer:
     def __init__(self, client: LlmClient) -> None:
         self.client = client
@@ -65,6 +92,7 @@ class LlmDecomposer:
         def check(a: DecomposerAnswer) -> None:
             if a.refusal is None and not a.subtasks:
                 raise ValueError("no subtasks and no refusal")
+            a.subtasks = [_complete_refs(st) for st in a.subtasks]
             if a.refusal is None:  # a plan that contradicts itself is the model's error: re-asked, never blamed on
                 check_consistency(a.subtasks, a.goal)  # the instruction (the model may still answer a refusal)
 
