@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mallvi.contracts.skills import FailureKind
 
@@ -45,6 +45,13 @@ class Predicate(_Model):
 
     relation: RelationName
     args: list[str]
+
+    @model_validator(mode="after")
+    def _arity(self) -> Predicate:
+        want = 1 if self.relation == "lifted" else 2
+        if len(self.args) != want:
+            raise ValueError(f"{self.relation} takes {want} object id(s), got {len(self.args)}")
+        return self
 
     def __str__(self) -> str:
         return f"{self.relation}({', '.join(self.args)})"

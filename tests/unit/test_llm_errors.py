@@ -75,15 +75,26 @@ def test_an_llm_run_needs_an_http_base_url(url: str) -> None:
     RunConfig(backend="rules", llm=LlmConfig(base_url=url))  # unused by the rules backend: not checked
 
 
-def test_constrained_modes_bound_every_list_and_free_string_of_the_answer() -> None:
+def test_constrained_modes_bound_every_list_of_the_answer() -> None:
     from mallvi.graph.backends.llm_agents import DecomposerAnswer
-    from mallvi.graph.backends.llm_decoding import MAX_LIST_ITEMS, MAX_STRING_CHARS
+    from mallvi.graph.backends.llm_decoding import MAX_LIST_ITEMS
 
     sent = request_options("json_schema", DecomposerAnswer.model_json_schema(), "A", 64)["extra_body"][
         "response_format"]["json_schema"]["schema"]
     sub = sent["$defs"]["Subtask"]["properties"]
     assert sent["properties"]["subtasks"]["maxItems"] == MAX_LIST_ITEMS
-    assert sub["text"]["maxLength"] == MAX_STRING_CHARS
-    assert "maxLength" not in sub["action"]  # an enum is bounded already
-    assert sent["$defs"]["ObjectRef"]["properties"]["color"]["anyOf"][0]["maxLength"] == MAX_STRING_CHARS
+    assert sub["group"]["maxItems"] == sub["post"]["maxItems"] == MAX_LIST_ITEMS
+    assert "maxLength" not in sub["text"]  # llama.cpp expands it into a rule per character
     assert "maxItems" not in DecomposerAnswer.model_json_schema()["properties"]["subtasks"]  # the model's own copy
+
+
+def test_a_goal_fact_with_the_wrong_number_of_objects_is_rejected_where_it_is_parsed() -> None:
+    from pydantic import ValidationError
+
+    from mallvi.graph.schemas import Predicate
+
+    assert str(Predicate(relation="on", args=["a", "b"])) == "on(a, b)"
+    with pytest.raises(ValidationError, match="on takes 2"):
+        Predicate(relation="on", args=["a"])  # SmolLM2-135M wrote such goals; they crashed the consistency check
+    with pytest.raises(ValidationError, match="lifted takes 1"):
+        Predicate(relation="lifted", args=[])

@@ -61,24 +61,23 @@ def max_tokens_for(agent: str) -> int:
     return MAX_TOKENS.get(agent, DEFAULT_MAX_TOKENS)
 
 
-#: Under schema-constrained decoding every list and free string of an answer is bounded (unless its schema
-#: bounds it already), so a model that starts repeating itself must close the list or string and go on: without
-#: it SmolLM2-135M wrote Decomposer subtasks until ``max_tokens`` cut its JSON off.
+#: Under schema-constrained decoding every list of an answer is bounded (unless its schema bounds it already), so
+#: a model that starts repeating itself must close the list and go on: without it SmolLM2-135M wrote Decomposer
+#: subtasks until ``max_tokens`` cut its JSON off. Strings are left to ``max_tokens``: llama.cpp expands a
+#: ``maxLength`` into one grammar rule per character, and 160-character bounds on every string made its server
+#: grow past 7 GB and take minutes per answer.
 MAX_LIST_ITEMS = 8
-MAX_STRING_CHARS = 160
 
 
-def bounded_schema(schema: Any, max_items: int = MAX_LIST_ITEMS, max_chars: int = MAX_STRING_CHARS) -> Any:
-    """A copy of a JSON schema with ``maxItems`` on every array and ``maxLength`` on every free string."""
+def bounded_schema(schema: Any, max_items: int = MAX_LIST_ITEMS) -> Any:
+    """A copy of a JSON schema with ``maxItems`` on every array that has none."""
     if isinstance(schema, list):
-        return [bounded_schema(v, max_items, max_chars) for v in schema]
+        return [bounded_schema(v, max_items) for v in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: bounded_schema(v, max_items, max_chars) for k, v in schema.items()}
+    out = {k: bounded_schema(v, max_items) for k, v in schema.items()}
     if out.get("type") == "array" and "maxItems" not in out:
         out["maxItems"] = max_items
-    if out.get("type") == "string" and not ({"maxLength", "enum", "const"} & out.keys()):
-        out["maxLength"] = max_chars
     return out
 
 
