@@ -44,7 +44,7 @@ class Predicate(_Model):
     """A checkable goal fact, e.g. on(green_block, red_block) or held_by(red_block, left)."""
 
     relation: RelationName
-    args: list[str]
+    args: list[str] = Field(min_length=1, max_length=2)  # in the schema, so constrained decoding keeps to it
 
     @model_validator(mode="after")
     def _arity(self) -> Predicate:
