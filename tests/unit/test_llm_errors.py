@@ -97,4 +97,4 @@ def test_a_goal_fact_with_the_wrong_number_of_objects_is_rejected_where_it_is_pa
     with pytest.raises(ValidationError, match="on takes 2"):
         Predicate(relation="on", args=["a"])  # SmolLM2-135M wrote such goals; they crashed the consistency check
     with pytest.raises(ValidationError, match="lifted takes 1"):
-        Predicate(relation="lifted", args=[])
+        Predicate(relation="lifted", args=["a", "b"])
