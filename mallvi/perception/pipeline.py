@@ -42,7 +42,8 @@ NEURAL_MODEL_ENV = {
 
 
 def make_perception(mode: str, **detector_kw: object) -> Perception:
-    """The pipeline behind ``--perception``: "sim", "color" or "neural" (GroundingDINO + OWLv2 + colour).
+    """The pipeline behind ``--perception``: "sim", "color" (colour masks, plus pale objects standing on the table
+    found from depth) or "neural" (GroundingDINO + OWLv2 + the same weight-free detectors).
 
     For "neural" pass ``grounding_dino_model=`` and ``owlv2_model=`` (local folders or hub ids) and optionally
     ``sam_model=``; each defaults to its environment variable in ``NEURAL_MODEL_ENV``.
@@ -50,14 +51,14 @@ def make_perception(mode: str, **detector_kw: object) -> Perception:
     if mode == "sim":
         return Perception([make_detector("sim")], SimMaskSegmenter())
     if mode == "color":
-        return Perception([make_detector("color")], ColorMaskSegmenter())
+        return Perception([make_detector("color"), make_detector("raised")], ColorMaskSegmenter())
     if mode == "neural":
-        dets: list[Detector] = [make_detector("color")]
+        dets: list[Detector] = [make_detector("color"), make_detector("raised")]
         for name in ("grounding_dino", "owlv2"):
             model = detector_kw.get(f"{name}_model") or os.environ.get(NEURAL_MODEL_ENV[name])
             if model:
                 dets.append(make_detector(name, model=str(model)))
-        if len(dets) == 1:
+        if len(dets) == 2:
             raise ValueError(
                 "neural perception needs grounding_dino_model and/or owlv2_model (or the environment variables "
                 f"{NEURAL_MODEL_ENV['grounding_dino']} / {NEURAL_MODEL_ENV['owlv2']}): a local folder or a hub id"
