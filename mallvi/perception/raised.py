@@ -72,7 +72,8 @@ def _overlap(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
 
 
 def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
-    """"bowl" (middle lower than the rim), "bottle" (taller than wide) or "object", from an object's points."""
+    """"bowl" (its middle lower than its rim, or empty: a floor too low to count as raised), "bottle" (taller
+    than wide) or "object", from an object's points."""
     xy = pts[:, :2].astype(np.float32)
     (cx, cy), (a, b), _ = cv2.minAreaRect(xy)
     length, width = max(a, b), min(a, b)
@@ -80,9 +81,10 @@ def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
     r = np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)
     inner = pts[r < 0.3 * width / 2, 2]
     outer = pts[r > 0.7 * width / 2, 2]
-    if inner.size >= 5 and outer.size >= 5 and length < 1.5 * width:
-        dip = float(np.percentile(outer, 90)) - float(np.median(inner))
-        if dip > max(0.01, 0.3 * height):
+    if length < 1.5 * width and outer.size >= 20:
+        if inner.size < max(5, 0.01 * outer.size):
+            return "bowl"  # a ring of wall around a floor at table height
+        if float(np.percentile(outer, 90)) - float(np.median(inner)) > max(0.01, 0.3 * height):
             return "bowl"
     if height > 1.3 * length:
         return "bottle"

@@ -79,7 +79,6 @@ class TwinRealSenseSource:
         self.device = SyntheticRealSense(w, h, self.K_color, self.K_depth, self.T_color_depth, fps=s.fps)
         self._rng = np.random.default_rng([int(world.seed), int(noise_seed)])
         self._frame = 0
-        self._shininess: dict[int, float] = {}
         self.before_render: list[Callable[[], None]] = []  # e.g. a calibration board following a flange
 
     def render_pair(self) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
@@ -95,13 +94,14 @@ class TwinRealSenseSource:
         return color.rgb, depth
 
     def shininess_image(self, seg: NDArray[np.int32]) -> NDArray[np.float32]:
-        """Per-pixel shininess from the per-body segmentation and each body's render materials."""
-        ids = np.unique(seg)
-        if any(int(i) not in self._shininess for i in ids):
-            self._shininess = {int(e.per_scene_id): body_shininess(e) for e in self.world.scene.entities}
-        lut = np.zeros(int(ids.max()) + 1, np.float32)
-        for i in ids:
-            lut[int(i)] = self._shininess.get(int(i), 0.0)
+        """Per-pixel shininess from the per-body segmentation and each body's render materials (read every frame:
+        materials may change)."""
+        ids = {int(i) for i in np.unique(seg)}
+        lut = np.zeros(max(ids) + 1, np.float32)
+        for entity in self.world.scene.entities:
+            i = int(entity.per_scene_id)
+            if i in ids:
+                lut[i] = body_shininess(entity)
         return lut[seg]
 
     # ---- what RealSenseCamera calls -------------------------------------------------------------------------
