@@ -49,8 +49,8 @@ def _views(n: int, noise_px: float, seed: int) -> tuple[list[np.ndarray], list[B
         T_cam_board[:3, 3] = [rng.uniform(-0.08, 0.08), rng.uniform(-0.06, 0.06), rng.uniform(0.4, 0.6)]
         T_cam_board[:3, 3] -= tilt @ centre
         rvec = cv2.Rodrigues(T_cam_board[:3, :3])[0]
-        image, _ = cv2.projectPoints(corners, rvec, T_cam_board[:3, 3], K, np.zeros(5))
-        image = np.asarray(image.reshape(-1, 2) + rng.normal(scale=noise_px, size=(len(corners), 2)), dtype=float)
+        projected, _ = cv2.projectPoints(corners, rvec, T_cam_board[:3, 3], K, np.zeros(5))
+        image: np.ndarray = projected.reshape(-1, 2) + rng.normal(scale=noise_px, size=(len(corners), 2))
         ok, rv, tv = cv2.solvePnP(corners, image, K, np.zeros(5))
         assert ok
         measured = _T(Rotation.from_matrix(cv2.Rodrigues(rv)[0]).as_rotvec(), tv.ravel())
