@@ -139,9 +139,9 @@ class Perception:
             grasp_world = geo.top_world
         centre, top = geo.center_world, geo.top_world
         c_xy = None
-        if gp.category == "rimmed":  # a bowl's visible points miss its near side; its rim arc does not
-            c_xy = rim_centre(mask, obs)
-        elif table_z is not None and geo.extent_m[2] > 1.3 * max(geo.size_m[:2]):
+        if gp.category in ("rimmed", "round"):  # a bowl's visible points miss its near side; its rim arc does not
+            c_xy = rim_centre(mask, obs)  # (None for a solid round top: its points fill the circle)
+        if c_xy is None and table_z is not None and geo.extent_m[2] > 1.3 * max(geo.size_m[:2]):
             c_xy = upright_axis(mask, obs, table_z)  # a standing cylinder shows only its near half
         if c_xy is not None:
             centre = (float(c_xy[0]), float(c_xy[1]), centre[2])
