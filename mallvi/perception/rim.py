@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.projection import points_world
+from mallvi.perception.projection import footprint, points_world
 
 RIM_BAND_M = 0.01  # points within this of the highest level are the rim
 MAX_RESIDUAL_M = 0.004
@@ -60,7 +60,8 @@ def rim_centre(mask: NDArray[np.bool_], obs: Observation, max_radius_m: float = 
 def upright_axis(mask: NDArray[np.bool_], obs: Observation, table_z: float, max_radius_m: float = 0.08
                  ) -> NDArray[np.float64] | None:
     """The axis (world x, y) of an upright cylinder under ``mask`` from its side's points at 20-60 % of its
-    height, or None when they are not a close-fitting arc of at least a quarter turn."""
+    height, or None when they are not a close-fitting arc (RMS under 2 mm and 5 % of the radius) of at least
+    0.6 π as wide as the circle."""
     pts = points_world(mask, obs)
     if pts.shape[0] < 50:
         return None
@@ -69,10 +70,13 @@ def upright_axis(mask: NDArray[np.bool_], obs: Observation, table_z: float, max_
     if band.shape[0] < 30:
         return None
     centre, radius, residual = fit_circle(band)
-    if not (0.01 < radius < max_radius_m) or residual > 0.1 * radius or residual > MAX_RESIDUAL_M:
+    if not (0.01 < radius < max_radius_m) or residual > min(0.05 * radius, 0.002):
         return None
+    _, sides, _ = footprint(band)
+    if not 0.8 < 2.0 * radius / max(float(max(sides)), 1e-6) < 1.25:
+        return None  # a cylinder's near half spans its whole diameter across the view
     angles = np.sort(np.arctan2(band[:, 1] - centre[1], band[:, 0] - centre[0]))
     gaps = np.diff(np.concatenate([angles, angles[:1] + 2.0 * np.pi]))
-    if 2.0 * np.pi - float(gaps.max()) < 0.5 * np.pi:
+    if 2.0 * np.pi - float(gaps.max()) < 0.6 * np.pi:
         return None
     return np.asarray(centre, dtype=float)
