@@ -50,6 +50,7 @@ class StereoDepthModel:
             edges = ndimage.binary_dilation(edges, iterations=self.edge_dilate_px)
         dark = (rgb.max(axis=2) < self.dark_level) & (rng.random(depth_m.shape) < self.dark_dropout)
         holes = edges | dark | ~valid
-        if shininess is not None:
-            holes |= (shininess >= self.shiny_level) & (rng.random(depth_m.shape) < self.shiny_dropout)
+        shiny = None if shininess is None else shininess >= self.shiny_level
+        if shiny is not None and shiny.any():  # (a matte frame draws nothing: its noise stays as it was)
+            holes |= shiny & (rng.random(depth_m.shape) < self.shiny_dropout)
         return np.where(holes, 0.0, noisy).astype(np.float32)
