@@ -221,6 +221,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     arms = {side: {"views": a.n_views, "skipped": skipped.get(side, []),
                    "residual_mm_mean": round(a.residual_mm_mean, 3), "residual_mm_max": round(a.residual_mm_max, 3),
                    "residual_deg_mean": round(a.residual_deg_mean, 3),
+                   "reprojection_px_rms": round(a.reprojection_px_rms, 3), "dropped": list(a.dropped_views),
                    "T_world_base_xyz": [round(v, 4) for v in a.T_world_base[:3, 3].tolist()]}
             for side, a in calib.arms.items()}
     report = {"out": str(out), "anchor": calib.anchor,
@@ -232,8 +233,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"camera position in the world: {[round(v, 4) for v in calib.T_world_cam[:3, 3].tolist()]} m")
         for side, a in arms.items():
             print(f"{side} arm: {a['views']} views, residual {a['residual_mm_mean']} mm mean / "
-                  f"{a['residual_mm_max']} mm max, {a['residual_deg_mean']} deg mean; "
-                  f"base at {a['T_world_base_xyz']} m; skipped {len(skipped.get(side, []))} view(s)")
+                  f"{a['residual_mm_max']} mm max, {a['residual_deg_mean']} deg mean, corners "
+                  f"{a['reprojection_px_rms']} px RMS; base at {a['T_world_base_xyz']} m; skipped "
+                  f"{len(skipped.get(side, []))} view(s) without the board, dropped "
+                  f"{len(calib.arms[side].dropped_views)} outlier(s)")
     return EXIT_OK
 
 

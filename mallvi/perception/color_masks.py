@@ -2,8 +2,9 @@
 
 Thresholds are chosen for saturated toy-block colours under varying light: chromatic colours need a minimum
 saturation and a value above 105; black is any pixel with V <= 105 whatever its tint (dark blocks keep a
-faint, random hue); white is low saturation and high value. A per-image value
-normalisation (scaling so that the 99th percentile of V is 255) makes the masks tolerant to exposure changes.
+faint, random hue); white is low saturation and high value, grey low saturation between black and white. A
+per-image value normalisation (scaling so that the 99th percentile of V is 255) makes the masks tolerant to
+exposure changes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.perception.vocab import COLORS
+
+BLACK_V_MAX = 105
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ HSV_RANGES: dict[str, HsvRange] = {
     # black: V <= BLACK_V_MAX whatever the tint (see _black); chromatic colours exclude those pixels
     "black": HsvRange(hues=((0, 179),), s_min=0, s_max=255, v_min=0, v_max=105),
     "white": HsvRange(hues=((0, 179),), s_min=0, s_max=40, v_min=200, v_max=255),
+    "grey": HsvRange(hues=((0, 179),), s_min=0, s_max=40, v_min=BLACK_V_MAX + 1, v_max=199),
 }
 
 
@@ -53,9 +57,6 @@ def to_hsv(rgb: NDArray[np.uint8], normalise: bool = True) -> NDArray[np.uint8]:
             hsv = hsv.copy()
             hsv[..., 2] = v
     return hsv
-
-
-BLACK_V_MAX = 105
 
 
 def _black(s: NDArray[np.uint8], v: NDArray[np.uint8]) -> NDArray[np.bool_]:

@@ -25,7 +25,7 @@ from mallvi.perception.scene_graph import SceneGraph
 from mallvi.perception.types import Detection, box_iou
 from mallvi.perception.vocab import parse_query
 
-DEFAULT_RELIABILITY: dict[str, float] = {"sim": 1.0, "color": 0.9, "grounding_dino": 0.8, "owlv2": 0.75}
+DEFAULT_RELIABILITY: dict[str, float] = {"sim": 1.0, "color": 0.9, "raised": 0.85, "grounding_dino": 0.8, "owlv2": 0.75}
 #: Platt parameters (a, b) for the neural detectors' raw scores (their useful range is low, ~0.2..0.6)
 DEFAULT_PLATT: dict[str, tuple[float, float]] = {"grounding_dino": (10.0, -3.5), "owlv2": (12.0, -3.0)}
 

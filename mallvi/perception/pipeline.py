@@ -15,6 +15,7 @@ from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
 from mallvi.perception.grasp import grasp_point
 from mallvi.perception.projection import mask_geometry, project, support_z, surface_point
+from mallvi.perception.rim import rim_centre, upright_axis
 from mallvi.perception.scene_graph import PerceivedObject, RelationThresholds, SceneGraph, object_id, size_class
 from mallvi.perception.segmentation import ColorMaskSegmenter, Segmenter, SimMaskSegmenter
 from mallvi.perception.types import Detection, Detector, LocalizationError, Localized3D, PerceptionError
@@ -42,7 +43,8 @@ NEURAL_MODEL_ENV = {
 
 
 def make_perception(mode: str, **detector_kw: object) -> Perception:
-    """The pipeline behind ``--perception``: "sim", "color" or "neural" (GroundingDINO + OWLv2 + colour).
+    """The pipeline behind ``--perception``: "sim", "color" (colour masks, plus pale objects standing on the table
+    found from depth) or "neural" (GroundingDINO + OWLv2 + the same weight-free detectors).
 
     For "neural" pass ``grounding_dino_model=`` and ``owlv2_model=`` (local folders or hub ids) and optionally
     ``sam_model=``; each defaults to its environment variable in ``NEURAL_MODEL_ENV``.
@@ -50,14 +52,14 @@ def make_perception(mode: str, **detector_kw: object) -> Perception:
     if mode == "sim":
         return Perception([make_detector("sim")], SimMaskSegmenter())
     if mode == "color":
-        return Perception([make_detector("color")], ColorMaskSegmenter())
+        return Perception([make_detector("color"), make_detector("raised")], ColorMaskSegmenter())
     if mode == "neural":
-        dets: list[Detector] = [make_detector("color")]
+        dets: list[Detector] = [make_detector("color"), make_detector("raised")]
         for name in ("grounding_dino", "owlv2"):
             model = detector_kw.get(f"{name}_model") or os.environ.get(NEURAL_MODEL_ENV[name])
             if model:
                 dets.append(make_detector(name, model=str(model)))
-        if len(dets) == 1:
+        if len(dets) == 2:
             raise ValueError(
                 "neural perception needs grounding_dino_model and/or owlv2_model (or the environment variables "
                 f"{NEURAL_MODEL_ENV['grounding_dino']} / {NEURAL_MODEL_ENV['owlv2']}): a local folder or a hub id"
@@ -129,15 +131,25 @@ class Perception:
             raise LocalizationError(str(e)) from e
         self.times.add("grasp", time.perf_counter() - t0)
         t0 = time.perf_counter()
-        geo = mask_geometry(mask, obs, erode_px=self.erode_px, table_z=support_z(obs) if table_z is None else table_z)
+        table_z = support_z(obs) if table_z is None else table_z
+        geo = mask_geometry(mask, obs, erode_px=self.erode_px, table_z=table_z)
         try:
             grasp_world = tuple(float(x) for x in surface_point(mask, obs, gp.u, gp.v))
         except LocalizationError:
             grasp_world = geo.top_world
+        centre, top = geo.center_world, geo.top_world
+        c_xy = None
+        if gp.category in ("rimmed", "round"):  # a bowl's visible points miss its near side; its rim arc does not
+            c_xy = rim_centre(mask, obs)  # (None for a solid round top: its points fill the circle)
+        if c_xy is None and table_z is not None and geo.extent_m[2] > 1.3 * max(geo.size_m[:2]):
+            c_xy = upright_axis(mask, obs, table_z)  # a standing cylinder shows only its near half
+        if c_xy is not None:
+            centre = (float(c_xy[0]), float(c_xy[1]), centre[2])
+            top = (float(c_xy[0]), float(c_xy[1]), top[2])
         self.times.add("project", time.perf_counter() - t0)
         return Localized3D(
             detection=detection, mask=mask, grasp=gp, grasp_world=grasp_world,  # type: ignore[arg-type]
-            yaw_rad=geo.top_yaw_rad, position_world=geo.center_world, top_world=geo.top_world,
+            yaw_rad=geo.top_yaw_rad, position_world=centre, top_world=top,
             extent_m=geo.extent_m, score=detection.score, size_m=geo.size_m, object_yaw_rad=geo.yaw_rad,
         )
 

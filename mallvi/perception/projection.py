@@ -71,6 +71,16 @@ def points_world(mask: NDArray[np.bool_], obs: Observation) -> NDArray[np.float6
     return np.asarray(p_cam @ obs.T_world_cam[:3, :3].T + obs.T_world_cam[:3, 3], dtype=float)
 
 
+def world_z_image(obs: Observation) -> NDArray[np.float64] | None:
+    """World height (m) of every pixel's depth point (meaningless where depth is 0); None without any depth."""
+    if not bool((obs.depth_m > 0).any()):
+        return None
+    h, w = obs.depth_m.shape
+    u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    r = obs.T_world_cam[2, :3] @ k_inverse(obs.K)  # world z of a unit-depth ray, per pixel coordinate
+    return np.asarray(obs.depth_m * (r[0] * u + r[1] * v + r[2]) + obs.T_world_cam[2, 3], dtype=float)
+
+
 def erode(mask: NDArray[np.bool_], px: int) -> NDArray[np.bool_]:
     """Erode by ``px`` pixels, unless that would leave fewer than a quarter of the pixels."""
     if px <= 0:

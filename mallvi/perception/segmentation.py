@@ -1,8 +1,10 @@
 """Segmenters: a detection box in, the object's boolean mask out (None when nothing is found).
 
 - SimMaskSegmenter: the simulator's segmentation (privileged).
-- ColorMaskSegmenter: the detection's colour inside its (slightly grown) box, largest component; falls back to
-  GrabCut for detections without a colour.
+- ColorMaskSegmenter: the detection's colour inside its (slightly grown) box, largest component; for pale or
+  uncoloured detections the raised region from depth that fits the box (``RaisedMaskSegmenter``) first, then
+  (no colour) GrabCut.
+- RaisedMaskSegmenter: the object region found from depth (``perception/raised.py``) that best fits the box.
 - BoxGrabCutSegmenter: OpenCV GrabCut initialised from the box.
 - SamSegmenter: SAM with a box prompt, in mallvi.perception.neural.sam (it needs torch; it builds on this module).
 """
@@ -17,7 +19,8 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
-from mallvi.perception.types import Detection
+from mallvi.perception.raised import RaisedConfig, RaisedRegion, raised_regions
+from mallvi.perception.types import Detection, box_iou
 
 Mask = NDArray[np.bool_]
 
@@ -103,18 +106,51 @@ class BoxGrabCutSegmenter:
         return largest_component(full)
 
 
+class RaisedMaskSegmenter:
+    """The region standing on the table (from depth) whose box overlaps the detection's most (IoU >= min_iou)."""
+
+    name = "raised"
+
+    def __init__(self, config: RaisedConfig | None = None, min_iou: float = 0.3) -> None:
+        self.config = config or RaisedConfig()
+        self.min_iou = min_iou
+        self._regions: list[RaisedRegion] = []
+        self._regions_of: NDArray[np.float32] | None = None
+
+    def segment(self, obs: Observation, detection: Detection) -> Mask | None:
+        if self._regions_of is not obs.depth_m:  # once per frame
+            self._regions, self._regions_of = raised_regions(obs, self.config), obs.depth_m
+        best, best_iou = None, self.min_iou
+        for r in self._regions:
+            iou = box_iou(tuple(float(v) for v in r.box_xyxy), detection.box_xyxy)  # type: ignore[arg-type]
+            if iou >= best_iou:
+                best, best_iou = r, iou
+        return None if best is None else best.mask
+
+
+#: colour words of objects that colour masks cannot tell from the table; their masks come from depth first
+PALE = frozenset({"white", "grey"})
+
+
 class ColorMaskSegmenter:
-    """Pixels of the detection's colour inside its box; GrabCut when the detection has no colour."""
+    """Pixels of the detection's colour inside its box; for pale or uncoloured detections the raised region from
+    depth first; GrabCut when the detection has no colour and no region fits."""
 
     name = "color"
 
-    def __init__(self, grow_px: int = 3, fallback: Segmenter | None = None) -> None:
+    def __init__(self, grow_px: int = 3, fallback: Segmenter | None = None,
+                 raised: RaisedMaskSegmenter | None = None) -> None:
         self.grow_px = grow_px
         self.fallback = fallback or BoxGrabCutSegmenter()
+        self.raised = raised or RaisedMaskSegmenter()
         self._hsv: NDArray[np.uint8] = np.zeros((0, 0, 3), np.uint8)
         self._hsv_of: NDArray[np.uint8] | None = None
 
     def segment(self, obs: Observation, detection: Detection) -> Mask | None:
+        if detection.color is None or detection.color in PALE:
+            region = self.raised.segment(obs, detection)
+            if region is not None:
+                return region
         if detection.color is None:
             return self.fallback.segment(obs, detection)
         rows, cols = box_slices(detection.box_xyxy, obs.rgb.shape, self.grow_px)

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
 
-DetectorSource = Literal["color", "sim", "grounding_dino", "owlv2", "fused"]
+DetectorSource = Literal["color", "raised", "sim", "grounding_dino", "owlv2", "fused"]
 GraspCategory = Literal["block", "round", "rimmed", "irregular"]
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from mallvi.perception.types import GraspCategory
 
-COLORS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "black", "white")
+COLORS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "black", "white", "grey")
+_SPELLINGS = {"gray": "grey"}
 
 #: word in a query or an object name -> canonical label
 LABEL_SYNONYMS: dict[str, str] = {
@@ -48,7 +49,7 @@ class ParsedQuery:
 
 def parse_query(text: str) -> ParsedQuery:
     """Parse "red block", "the blue cube", "green" into colour + canonical label."""
-    words = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP]
+    words = [_SPELLINGS.get(w, w) for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP]
     color = next((w for w in words if w in COLORS), None)
     label = ""
     for w in words:
@@ -63,7 +64,7 @@ def parse_query(text: str) -> ParsedQuery:
 
 def split_name(name: str) -> tuple[str | None, str]:
     """Split an object name such as "red_block" or "blue_block_2" into (colour, canonical label)."""
-    parts = [p for p in re.split(r"[_\s\-]+", name.lower()) if p and not p.isdigit()]
+    parts = [_SPELLINGS.get(p, p) for p in re.split(r"[_\s\-]+", name.lower()) if p and not p.isdigit()]
     color = next((p for p in parts if p in COLORS), None)
     rest = [p for p in parts if p not in COLORS]
     label = ""

@@ -4,7 +4,8 @@ Set-up: the camera is fixed; a ChArUco board is fixed to an arm's gripper. For e
 in the arm's base frame (``T_base_flange_i``, from the arm's feedback) and detect the board in the image
 (``T_cam_board_i``, by PnP on the ChArUco corners). Both unknowns are rigid:
 ``T_base_flange_i · T_flange_board = T_base_cam · T_cam_board_i``. OpenCV's hand-eye solver is given the inverted
-robot poses (the eye-to-hand form), so the transform it returns is ``T_base_cam``.
+robot poses (the eye-to-hand form), so the transform it returns is ``T_base_cam``. ``calibrate_arm`` then refines
+that closed-form solution over all views' corners at once (``calibration_refine``), which is what the rig uses.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
+
+from mallvi.robot_drivers.calibration_refine import CornerView, refine_eye_to_hand
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,8 @@ class BoardDetection:
     T_cam_board: NDArray[np.float64]
     n_corners: int
     reprojection_px: float
+    object_points_m: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 3)))  # corners, board frame
+    image_points_px: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))  # the same, in the image
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,8 @@ class HandEyeResult:
     residual_mm_max: float
     residual_deg_mean: float
     residual_deg_max: float
+    reprojection_px_rms: float = math.nan  # corners vs the joint solution (calibrate_arm only)
+    dropped_views: tuple[int, ...] = ()  # indices of views left out as outliers (calibrate_arm only)
 
 
 def _T(R: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -110,7 +117,9 @@ def detect_board(image: NDArray[np.uint8], spec: BoardSpec, K: NDArray[np.float6
         log.info("board pose rejected: reprojection %.3g px from %d corners", err, len(ids))
         return None
     R_cam_board = np.asarray(cv2.Rodrigues(rvec)[0], dtype=float)
-    return BoardDetection(_T(R_cam_board, np.asarray(tvec, dtype=float)), len(ids), err)
+    obj = np.asarray(obj_pts, dtype=float).reshape(-1, 3)
+    img = np.asarray(img_pts, dtype=float).reshape(-1, 2)
+    return BoardDetection(_T(R_cam_board, np.asarray(tvec, dtype=float)), len(ids), err, obj, img)
 
 
 def solve_eye_to_hand(T_base_flange: Sequence[NDArray[np.float64]], T_cam_board: Sequence[NDArray[np.float64]],
@@ -139,16 +148,44 @@ def solve_eye_to_hand(T_base_flange: Sequence[NDArray[np.float64]], T_cam_board:
                 for Tf, Tc in zip(T_base_flange, T_cam_board, strict=True)]
     R_mean = Rotation.from_matrix(np.array([T[:3, :3] for T in per_view])).mean().as_matrix()
     T_flange_board = _T(R_mean, np.mean([T[:3, 3] for T in per_view], axis=0))
+    result = _with_residuals(T_base_cam, T_flange_board, T_base_flange, T_cam_board)
+    log.info("hand-eye from %d views: residual %.2f mm mean / %.2f mm max, %.2f° mean", n,
+             result.residual_mm_mean, result.residual_mm_max, result.residual_deg_mean)
+    return result
+
+
+def _with_residuals(T_base_cam: NDArray[np.float64], T_flange_board: NDArray[np.float64],
+                    T_base_flange: Sequence[NDArray[np.float64]], T_cam_board: Sequence[NDArray[np.float64]]
+                    ) -> HandEyeResult:
+    """The solution with how far each view's board pose from the robot is from its pose from the camera."""
     t_err, r_err = [], []
     for Tf, Tc in zip(T_base_flange, T_cam_board, strict=True):
         predicted = np.asarray(Tf) @ T_flange_board  # board pose from the robot
         observed = T_base_cam @ np.asarray(Tc)  # board pose from the camera
         t_err.append(1000.0 * float(np.linalg.norm(predicted[:3, 3] - observed[:3, 3])))
         r_err.append(_rotation_angle_deg(predicted[:3, :3].T @ observed[:3, :3]))
-    result = HandEyeResult(T_base_cam, T_flange_board, n, float(np.mean(t_err)), float(np.max(t_err)),
-                           float(np.mean(r_err)), float(np.max(r_err)))
-    log.info("hand-eye from %d views: residual %.2f mm mean / %.2f mm max, %.2f° mean", n,
-             result.residual_mm_mean, result.residual_mm_max, result.residual_deg_mean)
+    return HandEyeResult(T_base_cam, T_flange_board, len(t_err), float(np.mean(t_err)), float(np.max(t_err)),
+                         float(np.mean(r_err)), float(np.max(r_err)))
+
+
+def calibrate_arm(T_base_flange: Sequence[NDArray[np.float64]], detections: Sequence[BoardDetection],
+                  K: NDArray[np.float64], dist: NDArray[np.float64] | None = None) -> HandEyeResult:
+    """One arm's eye-to-hand calibration: the closed-form hand-eye solution, refined over all views' corners
+    with outlier views dropped. Residuals are those of the kept views."""
+    closed = solve_eye_to_hand(T_base_flange, [d.T_cam_board for d in detections])
+    views = [CornerView(np.asarray(Tf, dtype=float), d.object_points_m, d.image_points_px)
+             for Tf, d in zip(T_base_flange, detections, strict=True)]
+    if any(len(v.object_points_m) == 0 for v in views):
+        return closed  # detections without their corners: nothing to refine over
+    refined = refine_eye_to_hand(views, K, dist, closed.T_base_cam, closed.T_flange_board, MIN_VIEWS)
+    if not (np.all(np.isfinite(refined.T_base_cam)) and np.all(np.isfinite(refined.T_flange_board))):
+        raise CalibrationError("the joint refinement returned no finite solution")
+    kept = refined.kept
+    result = _with_residuals(refined.T_base_cam, refined.T_flange_board, [T_base_flange[i] for i in kept],
+                             [detections[i].T_cam_board for i in kept])
+    result = replace(result, reprojection_px_rms=refined.rms_px, dropped_views=tuple(refined.dropped))
+    log.info("refined over %d views' corners: %.2f px RMS, %d view(s) dropped", result.n_views,
+             result.reprojection_px_rms, len(result.dropped_views))
     return result
 
 

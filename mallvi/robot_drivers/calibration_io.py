@@ -27,7 +27,7 @@ import yaml
 from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, parse_arm
-from mallvi.robot_drivers.calibration import BoardSpec, CalibrationError, detect_board, solve_eye_to_hand
+from mallvi.robot_drivers.calibration import BoardDetection, BoardSpec, CalibrationError, calibrate_arm, detect_board
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,8 @@ class ArmCalibration:
     residual_mm_max: float
     residual_deg_mean: float
     residual_deg_max: float
+    reprojection_px_rms: float = math.nan  # the kept views' corners against the joint solution
+    dropped_views: tuple[str, ...] = ()  # images whose board pose disagreed with the rest (outliers)
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,8 @@ def save_views(folder: str | Path, views: CalibrationViews) -> Path:
 
 def calibrate_rig(views: CalibrationViews, anchor: ArmSide, T_world_base_anchor: NDArray[np.float64]
                   ) -> tuple[RigCalibration, dict[ArmSide, list[str]]]:
-    """Detect the board in every view, solve each arm's hand-eye problem and express all in the world frame.
+    """Detect the board in every view, solve each arm's hand-eye problem (closed form, then refined over all
+    corners with outlier views dropped) and express all in the world frame.
 
     The world frame is fixed by the anchor arm's configured mount ``T_world_base_anchor``; the camera pose and
     the other arm's mount follow from the calibration. Returns the calibration and, per arm, the images in
@@ -188,11 +191,14 @@ def calibrate_rig(views: CalibrationViews, anchor: ArmSide, T_world_base_anchor:
     """
     skipped: dict[ArmSide, list[str]] = {}
     solutions: dict[ArmSide, Any] = {}
+    dropped: dict[ArmSide, tuple[str, ...]] = {}
     for side in ("left", "right"):
         arm_views = [v for v in views.views if v.arm == side]
         if not arm_views:
             continue
-        T_flange, T_board = [], []
+        T_flange: list[NDArray[np.float64]] = []
+        detections: list[BoardDetection] = []
+        names: list[str] = []
         for v in arm_views:
             image = cv2.imread(str(v.image_path), cv2.IMREAD_COLOR)
             if image is None:
@@ -203,17 +209,19 @@ def calibrate_rig(views: CalibrationViews, anchor: ArmSide, T_world_base_anchor:
                 skipped.setdefault(side, []).append(v.image_path.name)
                 continue
             T_flange.append(v.T_base_flange)
-            T_board.append(det.T_cam_board)
+            detections.append(det)
+            names.append(v.image_path.name)
         try:
-            solutions[side] = solve_eye_to_hand(T_flange, T_board)
+            solutions[side] = calibrate_arm(T_flange, detections, views.K, views.dist)
         except CalibrationError as e:
             raise CalibrationError(f"{side} arm: {e}") from e
+        dropped[side] = tuple(names[i] for i in solutions[side].dropped_views)
     if anchor not in solutions:
         raise CalibrationError(f"no views of the anchor arm ({anchor}); the world frame is fixed by its mount")
     T_world_cam = np.asarray(T_world_base_anchor, dtype=float) @ solutions[anchor].T_base_cam
     arms = {side: ArmCalibration(T_world_cam @ np.linalg.inv(s.T_base_cam), s.T_base_cam, s.T_flange_board,
                                  s.n_views, s.residual_mm_mean, s.residual_mm_max, s.residual_deg_mean,
-                                 s.residual_deg_max)
+                                 s.residual_deg_max, s.reprojection_px_rms, dropped[side])
             for side, s in solutions.items()}
     calib = RigCalibration(T_world_cam, views.K, views.dist, views.width, views.height, arms, views.board, anchor)
     return calib, skipped
@@ -229,6 +237,7 @@ def save_rig_calibration(path: str | Path, calib: RigCalibration) -> Path:
             "T_flange_board": a.T_flange_board.tolist(), "views": a.n_views,
             "residual_mm": {"mean": round(a.residual_mm_mean, 4), "max": round(a.residual_mm_max, 4)},
             "residual_deg": {"mean": round(a.residual_deg_mean, 4), "max": round(a.residual_deg_max, 4)},
+            "reprojection_px_rms": round(a.reprojection_px_rms, 4), "dropped_views": list(a.dropped_views),
         }
     data = {
         "version": FORMAT_VERSION,
@@ -272,6 +281,8 @@ def load_rig_calibration(path: str | Path) -> RigCalibration:
             residual_mm_mean=float(res_mm.get("mean", math.nan)), residual_mm_max=float(res_mm.get("max", math.nan)),
             residual_deg_mean=float(res_deg.get("mean", math.nan)),
             residual_deg_max=float(res_deg.get("max", math.nan)),
+            reprojection_px_rms=float(a.get("reprojection_px_rms", math.nan)),
+            dropped_views=tuple(str(n) for n in a.get("dropped_views", [])),
         )
     try:
         anchor = parse_arm(str(data.get("anchor", "left")))

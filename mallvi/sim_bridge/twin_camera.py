@@ -1,7 +1,8 @@
 """The twin's RealSense: SAPIEN renders of a D435-like camera, through a pyrealsense2 software device.
 
 Two SAPIEN cameras stand where a D435's colour imager and its (left-imager) depth origin are, 15 mm apart. Every
-read renders both at the current simulated state, gives the depth the sensor's behaviour (``twin_depth``) and
+read renders both at the current simulated state, gives the depth the sensor's behaviour (``twin_depth``; a pixel's
+shininess comes from the render material of the body the depth imager sees there) and
 pushes the pair into ``SyntheticRealSense``: z16 depth in 1 mm units and rgb8 colour, with the depth-to-colour
 extrinsics registered, so ``RealSenseCamera`` aligns depth to colour with librealsense's ``align`` as on a rig.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import sapien
 from numpy.typing import NDArray
 
 from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
@@ -35,6 +37,22 @@ class D435Spec:
     depth_offset_m: float = 0.015  # the depth origin lies this far to the colour imager's left
     fps: int = 30
     depth: StereoDepthModel = field(default_factory=StereoDepthModel)
+
+
+def material_shininess(material: sapien.render.RenderMaterial) -> float:
+    """0 (matte) .. 1 (mirror): metal, or a surface smoother than roughness 0.3, reflects the stereo pattern."""
+    glossy = (0.3 - float(material.roughness)) / 0.3
+    return float(np.clip(max(float(material.metallic), glossy), 0.0, 1.0))
+
+
+def body_shininess(entity: sapien.Entity) -> float:
+    """The shiniest material among an entity's rendered shapes (0 when it renders nothing)."""
+    values = [0.0]
+    for component in entity.components:
+        if isinstance(component, sapien.render.RenderBodyComponent):
+            for shape in component.render_shapes:
+                values.extend(material_shininess(part.material) for part in shape.parts)
+    return max(values)
 
 
 class TwinRealSenseSource:
@@ -69,9 +87,22 @@ class TwinRealSenseSource:
             hook()
         self.world.scene.update_render()
         color = capture(self._color, "twin_color", self.world.sim_time_s, {}, with_seg=False)
-        depth_view = capture(self._depth, "twin_depth", self.world.sim_time_s, {}, with_seg=False)
-        depth = self.spec.depth.apply(depth_view.depth_m, depth_view.rgb, float(self.K_depth[0, 0]), self._rng)
+        depth_view = capture(self._depth, "twin_depth", self.world.sim_time_s, {}, with_seg=True)
+        assert depth_view.seg is not None
+        depth = self.spec.depth.apply(depth_view.depth_m, depth_view.rgb, float(self.K_depth[0, 0]), self._rng,
+                                      self.shininess_image(depth_view.seg))
         return color.rgb, depth
+
+    def shininess_image(self, seg: NDArray[np.int32]) -> NDArray[np.float32]:
+        """Per-pixel shininess from the per-body segmentation and each body's render materials (read every frame:
+        materials may change)."""
+        ids = {int(i) for i in np.unique(seg)}
+        lut = np.zeros(max(ids) + 1, np.float32)
+        for entity in self.world.scene.entities:
+            i = int(entity.per_scene_id)
+            if i in ids:
+                lut[i] = body_shininess(entity)
+        return lut[seg]
 
     # ---- what RealSenseCamera calls -------------------------------------------------------------------------
     def poll_for_frames(self) -> Any:

@@ -180,7 +180,7 @@ def test_neural_pipeline_with_sam_masks(models: dict[str, Path]) -> None:
     assert loc.mask[loc.grasp.v, loc.grasp.u]
     # the factory behind --perception neural wires the same parts, from arguments or the environment
     p = make_perception("neural", owlv2_model=str(models["owlv2"]), sam_model=str(models["sam"]))
-    assert [d.name for d in p.detectors] == ["color", "owlv2"] and p.segmenter.name == "sam"
+    assert [d.name for d in p.detectors] == ["color", "raised", "owlv2"] and p.segmenter.name == "sam"
 
 
 def test_neural_models_can_come_from_the_environment(models: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,7 +188,7 @@ def test_neural_models_can_come_from_the_environment(models: dict[str, Path], mo
     monkeypatch.delenv("MALLVI_OWLV2_MODEL", raising=False)
     monkeypatch.delenv("MALLVI_SAM_MODEL", raising=False)
     p = make_perception("neural")
-    assert [d.name for d in p.detectors] == ["color", "grounding_dino"] and p.segmenter.name == "color"
+    assert [d.name for d in p.detectors] == ["color", "raised", "grounding_dino"] and p.segmenter.name == "color"
 
 
 def test_owlv2_boxes_are_in_pixels_of_the_unpadded_image(models: dict[str, Path]) -> None:

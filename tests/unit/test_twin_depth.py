@@ -30,3 +30,15 @@ def test_a_depth_step_and_a_dark_patch_leave_holes_and_flat_bright_surfaces_do_n
     assert np.all(out[:, 49:51] == 0)
     assert np.mean(out[10:30, 10:30] == 0) > 0.5
     assert np.all(out[40:100, 5:45] > 0) and np.all(out[:, 55:] > 0)
+
+
+def test_shiny_pixels_drop_out_and_matte_ones_keep_their_depth() -> None:
+    model = StereoDepthModel()
+    depth = np.full((100, 100), 0.7, np.float32)
+    rgb = np.full((100, 100, 3), 200, np.uint8)
+    shininess = np.zeros((100, 100), np.float32)
+    shininess[20:60, 20:60] = 1.0  # a metal part
+    shininess[70:90, 70:90] = 0.2  # satin plastic: below the shiny level
+    out = model.apply(depth, rgb, 380.0, np.random.default_rng(2), shininess)
+    assert 0.7 < float(np.mean(out[20:60, 20:60] == 0)) < 0.9
+    assert np.all(out[70:90, 70:90] > 0) and np.all(out[:15, :] > 0)

@@ -1,6 +1,7 @@
 """Detectors and their one explicit registry: ``make_detector(name, **kw)``.
 
-Names: "color" (weight-free OpenCV, the default), "sim" (simulator segmentation, privileged),
+Names: "color" (weight-free OpenCV, the default), "raised" (weight-free, pale objects from depth), "sim"
+(simulator segmentation, privileged),
 "grounding_dino" and "owlv2" (transformers; need ``model=<local folder or hub id>``).
 """
 
@@ -16,6 +17,13 @@ def _color(**kw: Any) -> Detector:
     from mallvi.perception.detectors.color import ColorDetector, ColorDetectorConfig
 
     return ColorDetector(ColorDetectorConfig(**kw)) if kw else ColorDetector()
+
+
+def _raised(**kw: Any) -> Detector:
+    from mallvi.perception.detectors.raised import RaisedObjectDetector
+    from mallvi.perception.raised import RaisedConfig
+
+    return RaisedObjectDetector(RaisedConfig(**kw)) if kw else RaisedObjectDetector()
 
 
 def _sim(**kw: Any) -> Detector:
@@ -38,6 +46,7 @@ def _owlv2(**kw: Any) -> Detector:
 
 DETECTORS: dict[str, Callable[..., Detector]] = {
     "color": _color,
+    "raised": _raised,
     "sim": _sim,
     "grounding_dino": _grounding_dino,
     "owlv2": _owlv2,

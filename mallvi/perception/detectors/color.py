@@ -24,13 +24,13 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
-from mallvi.perception.projection import k_inverse, support_z
+from mallvi.perception.projection import support_z, world_z_image
 from mallvi.perception.types import Detection
 from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
 
 log = logging.getLogger(__name__)
 
-ACHROMATIC = frozenset({"black", "white"})  # the colours robot links, walls and shadows take
+ACHROMATIC = frozenset({"black", "white", "grey"})  # the colours robot links, walls and shadows take
 CUT_SCORE_FACTOR = 0.8
 
 
@@ -52,18 +52,9 @@ class ColorDetectorConfig:
     #: a chromatic component cut by the image edge is kept from this many pixels on (grey and black never are)
     min_cut_area_px: int = 400
     min_raised_frac: float = 0.5
-    #: white is left out by default: grey robot links and walls turn "white" under exposure normalisation
-    colors: tuple[str, ...] = tuple(c for c in COLORS if c != "white")
-
-
-def _world_z(obs: Observation) -> NDArray[np.float64] | None:
-    if not bool((obs.depth_m > 0).any()):
-        return None
-    h, w = obs.depth_m.shape
-    u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
-    Kinv = k_inverse(obs.K)
-    r = obs.T_world_cam[2, :3] @ Kinv  # world z of a unit-depth ray, per pixel coordinate
-    return np.asarray(obs.depth_m * (r[0] * u + r[1] * v + r[2]) + obs.T_world_cam[2, 3], dtype=float)
+    #: white and grey are left out by default: robot links and walls take them (pale objects standing on the
+    #: table are the raised-object detector's, ``detectors/raised.py``)
+    colors: tuple[str, ...] = tuple(c for c in COLORS if c not in ("white", "grey"))
 
 
 def _shape(contour: NDArray[Any], area: float) -> tuple[str, float]:
@@ -100,7 +91,7 @@ class ColorDetector:
         named = {p.color for p in parsed if p.color}
         wanted = named if parsed and all(p.color for p in parsed) else set(cfg.colors) | named
         hsv = to_hsv(obs.rgb)
-        z = _world_z(obs)
+        z = world_z_image(obs)
         table_z = support_z(obs) if z is not None else None
         above: NDArray[np.bool_] | None = None
         allowed = np.ones(obs.depth_m.shape, dtype=bool)

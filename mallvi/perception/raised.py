@@ -1,0 +1,150 @@
+"""Objects standing on the table, found from the depth cloud rather than from colour.
+
+Colour masks find saturated objects; pale ones (white, beige or grey bowls, bottles, a bar) look like the table to
+them. Here depth decides what is an object: pixels with valid depth standing at least ``min_height_m`` above the
+support plane (``projection.support_z``), minus the pixels the colour masks already claim, grouped into connected
+regions (a depth sensor leaves no depth at steps between objects, which separates them; a step inside one object,
+such as a bowl's near rim in front of its inside, splits it, so regions whose footprints on the table overlap are
+joined again). Regions that float above the table (robot links), are too large or touch the image border are left
+out, except a large region cut by the left, right or top edge (an object partly out of view; its position is that
+of its visible part). The bottom edge is the near side, where the robot's own bases and arms enter the view.
+Each region is named by colour (white, grey, ...) and by a shape cue from its points: a bowl is lower in its middle
+than at its rim, a bottle stands taller than it is wide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.contracts.observation import Observation
+from mallvi.perception.color_masks import clean, color_mask, dominant_color, to_hsv
+from mallvi.perception.projection import points_world, support_z, world_z_image
+
+
+@dataclass(frozen=True)
+class RaisedConfig:
+    """Thresholds (metres, pixels) of the raised-region search."""
+
+    min_height_m: float = 0.008
+    min_area_px: int = 120
+    max_size_m: float = 0.30
+    #: the lowest visible point must be this close to the table (robot links hang above it)
+    max_rest_height_m: float = 0.04
+    #: colours whose pixels are left to the colour detector
+    colour_claimed: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "black")
+    #: two regions whose table footprints overlap by this fraction of the smaller one are one object
+    merge_overlap: float = 0.5
+    border_px: int = 2
+    #: a region cut by the left, right or top image edge is kept from this many pixels on
+    min_cut_area_px: int = 1500
+
+
+@dataclass(frozen=True)
+class RaisedRegion:
+    """One object found from depth: its pixels, box, colour word (or None) and shape word."""
+
+    mask: NDArray[np.bool_]
+    box_xyxy: tuple[int, int, int, int]
+    color: str | None
+    shape: str
+    height_m: float
+    cut: bool = False  # touches the image edge: only part of the object is seen
+
+
+def _footprint_box(pts: NDArray[np.float64]) -> NDArray[np.float64]:
+    lo = np.percentile(pts[:, :2], 2, axis=0)
+    hi = np.percentile(pts[:, :2], 98, axis=0)
+    return np.concatenate([lo, hi])
+
+
+def _overlap(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    """Intersection of two xy boxes over the smaller one's area."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return float(w * h / max(smaller, 1e-9))
+
+
+def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
+    """"bowl" (its middle lower than its rim, or empty: a floor too low to count as raised), "bottle" (taller
+    than wide) or "object", from an object's points."""
+    xy = pts[:, :2].astype(np.float32)
+    (cx, cy), (a, b), _ = cv2.minAreaRect(xy)
+    length, width = max(a, b), min(a, b)
+    height = float(np.percentile(pts[:, 2], 98)) - table_z
+    r = np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)
+    inner = pts[r < 0.3 * width / 2, 2]
+    outer = pts[r > 0.7 * width / 2, 2]
+    if length < 1.5 * width and outer.size >= 20:
+        if inner.size < max(5, 0.01 * outer.size):
+            return "bowl"  # a ring of wall around a floor at table height
+        if float(np.percentile(outer, 90)) - float(np.median(inner)) > max(0.01, 0.3 * height):
+            return "bowl"
+    if height > 1.3 * length:
+        return "bottle"
+    return "object"
+
+
+def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list[RaisedRegion]:
+    """The objects standing on the support plane that colour does not claim; [] without depth."""
+    cfg = config or RaisedConfig()
+    z = world_z_image(obs)
+    table_z = support_z(obs) if z is not None else None
+    if z is None or table_z is None:
+        return []
+    hsv = to_hsv(obs.rgb)
+    claimed = np.zeros(obs.depth_m.shape, dtype=bool)
+    for c in cfg.colour_claimed:
+        claimed |= color_mask(hsv, c)
+    raised = (obs.depth_m > 0) & (z > table_z + cfg.min_height_m) & ~clean(claimed, 1, 2)
+    raised = clean(raised, 1, 0)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(raised.astype(np.uint8), connectivity=8)
+    parts: list[tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]] = []
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] < 20:
+            continue
+        mask = labels == i
+        pts = points_world(mask, obs)
+        parts.append((mask, pts, _footprint_box(pts)))
+    # join pieces of one object (split by a depth step inside it): overlapping footprints on the table
+    joined = True
+    while joined:
+        joined = False
+        for i in range(len(parts)):
+            for j in range(i + 1, len(parts)):
+                if _overlap(parts[i][2], parts[j][2]) >= cfg.merge_overlap:
+                    mask = parts[i][0] | parts[j][0]
+                    pts = np.concatenate([parts[i][1], parts[j][1]])
+                    parts[i] = (mask, pts, _footprint_box(pts))
+                    del parts[j]
+                    joined = True
+                    break
+            if joined:
+                break
+    h, w = obs.depth_m.shape
+    out: list[RaisedRegion] = []
+    for mask, pts, foot in parts:
+        if int(mask.sum()) < cfg.min_area_px:
+            continue
+        ys, xs = np.nonzero(mask)
+        x0, y0, x1, y1 = int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+        b = cfg.border_px
+        if y1 > h - b:
+            continue  # enters from the near side: the robot's own bases and arms
+        cut = x0 < b or y0 < b or x1 > w - b
+        if cut and int(mask.sum()) < cfg.min_cut_area_px:
+            continue  # cut by the image edge: too little of an object to localise
+        lo_z, hi_z = np.percentile(pts[:, 2], [2, 98])
+        if lo_z - table_z > cfg.max_rest_height_m:
+            continue  # hangs above the table: a robot link
+        if max(foot[2] - foot[0], foot[3] - foot[1], hi_z - table_z) > cfg.max_size_m:
+            continue
+        out.append(RaisedRegion(mask, (x0, y0, x1, y1), dominant_color(obs.rgb, mask), shape_of(pts, table_z),
+                                float(hi_z - table_z), cut))
+    return out
