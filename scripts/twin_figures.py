@@ -127,9 +127,33 @@ def _stops(trace_dir: Path) -> tuple[int, int]:
     return refusals, stops
 
 
-def success(calibration: Path, seeds: list[int], tasks: tuple[str, ...], folder: Path) -> list[dict[str, Any]]:
+def mount_spacing_m(calibration: Path) -> float:
+    """How far apart the calibration puts the two arms' mounts (m)."""
+    from mallvi.robot_drivers.calibration_io import load_rig_calibration
+
+    arms = load_rig_calibration(calibration).arms
+    return float(np.linalg.norm(arms["right"].T_world_base[:3, 3] - arms["left"].T_world_base[:3, 3]))
+
+
+def calibration_for(task: str, calibrations: list[Path]) -> Path:
+    """The calibration of the rig layout the task's scene uses (its arm spacing): a rig whose arms are moved is
+    calibrated again, and so is the twin. Raises ValueError when none is within 1 cm."""
+    spacing = scene_catalog().get(task).spec.arm_spacing_m
+    best = min(calibrations, key=lambda c: abs(mount_spacing_m(c) - spacing))
+    if abs(mount_spacing_m(best) - spacing) > 0.01:
+        raise ValueError(f"{task}: its arms stand {spacing:.2f} m apart and no calibration given is of that layout; "
+                         f"calibrate in it (`mallvi calibrate --robot twin --task {task}`) and pass it too")
+    return best
+
+
+def success(calibrations: list[Path], seeds: list[int], tasks: tuple[str, ...], folder: Path,
+            rows_file: Path | None = None) -> list[dict[str, Any]]:
+    """Each (task, seed) on the twin and on the simulator station; each row is also appended to ``rows_file`` as
+    it is measured, so a run cut short keeps what it measured."""
     rows = []
     for task in tasks:
+        calibration = calibration_for(task, calibrations)
+        _log(f"{task}: calibration {calibration} (arms {mount_spacing_m(calibration):.3f} m apart)")
         for seed in seeds:
             for station in ("twin", "sim"):
                 cfg = RunConfig(backend="rules", perception="color", robot=station)
@@ -147,6 +171,9 @@ def success(calibration: Path, seeds: list[int], tasks: tuple[str, ...], folder:
                        "wall_s": round(time.perf_counter() - t0, 1)}
                 rows.append(row)
                 _log(json.dumps(row))
+                if rows_file is not None:
+                    with rows_file.open("a") as f:
+                        f.write(json.dumps(row) + "\n")
     return rows
 
 
@@ -158,9 +185,11 @@ def main() -> int:
     p.add_argument("--calibration-seed", type=int, default=1000)
     p.add_argument("--tasks", default=",".join(SUCCESS_TASKS))
     p.add_argument("--parts", default="calibration,perception,success")
+    p.add_argument("--traces", help="keep the success episodes' traces in this folder (default: discarded)")
     p.add_argument("--run-views", type=int, choices=[10, 20], default=20,
                    help="which calibration the perception and success parts use (default: the 20-view one)")
-    p.add_argument("--calibration", help="use this calibration file instead (skips nothing else)")
+    p.add_argument("--calibration", help="use these calibration files instead, comma-separated, one per arm layout "
+                                         "(each task takes the one whose mounts are spaced as in its scene)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -175,13 +204,17 @@ def main() -> int:
             figures["calibration"] = [row10, row20]
             for views, path in ((10, calib10), (20, calib20)):
                 (out / f"calibration_{views}.yaml").write_text(path.read_text())
-        run_calibration = Path(args.calibration) if args.calibration else out / f"calibration_{args.run_views}.yaml"
-        figures["run_calibration"] = str(run_calibration)
+        run_calibrations = ([Path(c) for c in args.calibration.split(",")] if args.calibration
+                            else [out / f"calibration_{args.run_views}.yaml"])
+        run_calibration = run_calibrations[0]
+        figures["run_calibration"] = ",".join(str(c) for c in run_calibrations)
         if "perception" in parts:
             figures["perception"] = perception_errors(run_calibration, _seeds(args.perception_seeds))
         (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
         if "success" in parts:
-            figures["success"] = success(run_calibration, _seeds(args.seeds), tuple(args.tasks.split(",")), folder)
+            traces = Path(args.traces) if args.traces else folder
+            figures["success"] = success(run_calibrations, _seeds(args.seeds), tuple(args.tasks.split(",")), traces,
+                                         rows_file=out / "success_rows.jsonl")
     (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
     _log(f"written {out / 'twin_figures.json'}")
     return 0

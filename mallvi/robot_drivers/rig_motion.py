@@ -21,6 +21,7 @@ from mallvi.contracts.errors import DriverError
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import Failure, FailureKind, SkillResult
 from mallvi.robot_drivers.cloud_collision import obstacle_points, without_points_near
+from mallvi.robot_drivers.gripper_shape import without_points_in_boxes
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.piper_ik import first_unreachable
 from mallvi.robot_drivers.piper_kinematics import link_origins_base
@@ -32,6 +33,7 @@ from mallvi.robot_drivers.safety import SafetyGuard, refused
 log = logging.getLogger(__name__)
 
 SELF_FILTER_RADIUS_M = 0.06  # depth points this close to an arm's own gripper or wrist are the arm itself
+SELF_FILTER_BOX_MARGIN_M = 0.025  # ... or this close to its gripper's boxes (calibration error and depth noise)
 WRIST_BACK_M = 0.15
 SUPPORT_DEPTH_M = 0.03  # the surface an object stands on, this deep under its bottom, is not an obstacle to its grasp
 SUPPORT_HALF_XY_M = 0.05  # ... nor, this wide around the place point, to a place
@@ -148,6 +150,10 @@ class RigMotionCore:
         cloud = self.cloud_world() if self.cloud_world is not None and why is None else None
         if cloud is not None:
             cloud = without_points_near(cloud, self._arm_segments(), SELF_FILTER_RADIUS_M)
+            boxes = self.guard.config.gripper_boxes_m
+            if boxes:
+                grippers = [a.ee_pose().as_matrix() for a in (self.dual_arm.left, self.dual_arm.right)]
+                cloud = without_points_in_boxes(cloud, grippers, boxes, SELF_FILTER_BOX_MARGIN_M)
             why = self.guard.check_path_against_cloud(side, path, cloud, ignore_boxes=ignore)
         if why is not None:
             return refused(f"{label}: {why}")
