@@ -14,7 +14,7 @@ import pytest
 from numpy.typing import NDArray
 
 from mallvi.contracts.devices import DualArm
-from mallvi.contracts.geometry import Pose
+from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.calibration_io import mount_matrix
@@ -51,7 +51,8 @@ def rig() -> Iterator[Rig]:
     tag = uuid.uuid4().hex[:6]
     emus = {side: PiperEmulator(f"cr_{side}_{tag}", object_width_m=0.05).start() for side in ("left", "right")}
     arms = {}
-    for side, x in (("left", -0.30), ("right", 0.30)):
+    mounts: tuple[tuple[ArmSide, float], ...] = (("left", -0.30), ("right", 0.30))
+    for side, x in mounts:
         cfg = PiperConfig(side=side, can_name=f"cr_{side}_{tag}", bus_type="virtual", speed_percent=100,
                           base_pose_world=Pose.from_matrix(mount_matrix(x, -0.30, 0.95, 90.0)), motion_timeout_s=10.0,
                           feedback_timeout_s=5.0)
