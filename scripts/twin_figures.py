@@ -1,12 +1,17 @@
 """Rehearse the real rig on its simulated twin and measure it (docs/real_rig.md, "Rehearse before the hardware").
 
     PYTHONPATH=. python scripts/twin_figures.py --out figures/twin --seeds 1000:1003 --perception-seeds 1000:1005
+    PYTHONPATH=. python scripts/twin_figures.py --parts success --seeds 2000:2020 --out figures/twin_success \
+        --calibration calib_0.7m.yaml,calib_0.6m.yaml --traces twin_traces/
 
 Parts (``--parts``): ``calibration`` (camera and mount error against the twin's truth for 10 and 20 views),
 ``perception`` (perceived position error of blocks, bowls, bottles and a lying bar through the software RealSense
 and the 10-view calibration), ``success`` (the five block/handover/basket tasks on the twin station and on the
 simulator station, same seeds, rules backend, colour perception; each failure's reason, guard refusals,
-depth-cloud stops and wall time per episode). Results go to OUT/twin_figures.json; progress to stderr.
+depth-cloud stops and wall time per episode; seeds in the outer loop, each row also appended to
+OUT/success_rows.jsonl as it is measured). Each task runs with the calibration of its scene's arm layout (arms
+0.6 m or 0.7 m apart): pass one per layout with ``--calibration``. Results go to OUT/twin_figures.json;
+progress to stderr.
 Seeds used while developing the twin: 0 (and 3 for the arm/camera tests); report on seeds >= 1000.
 """
 
