@@ -156,12 +156,16 @@ def success(calibrations: list[Path], seeds: list[int], tasks: tuple[str, ...], 
     """Each (task, seed) on the twin and on the simulator station; each row is also appended to ``rows_file`` as
     it is measured, so a run cut short keeps what it measured."""
     rows = []
-    layout = {task: calibration_for(task, calibrations) for task in tasks}
+    layout: dict[str, Path] = {}
+    for task in tasks:
+        try:
+            layout[task] = calibration_for(task, calibrations)
+        except ValueError as e:  # measure the tasks that have one; say which have not
+            _log(f"skipped: {e}")
     for task, calibration in layout.items():
         _log(f"{task}: calibration {calibration} (arms {mount_spacing_m(calibration):.3f} m apart)")
     for seed in seeds:  # seeds outside: a run cut short has the same seeds done for every task
-        for task in tasks:
-            calibration = layout[task]
+        for task, calibration in layout.items():
             for station in ("twin", "sim"):
                 cfg = RunConfig(backend="rules", perception="color", robot=station)
                 trace = folder / "traces" / f"{task}_{seed}_{station}"
