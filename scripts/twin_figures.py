@@ -1,16 +1,21 @@
 """Rehearse the real rig on its simulated twin and measure it (docs/real_rig.md, "Rehearse before the hardware").
 
-    PYTHONPATH=. python scripts/twin_figures.py --out figures/twin --seeds 1000:1003
-        --calibration-seeds 2000:2002 --perception-seeds 2000:2010        (one command line)
+    PYTHONPATH=. python scripts/twin_figures.py --out figures/twin --parts calibration,perception \
+        --calibration-seeds 2000:2002 --perception-seeds 2000:2010
+    PYTHONPATH=. python scripts/twin_figures.py --parts success --seeds 2000:2020 --out figures/twin_success \
+        --calibration calib_0.7m.yaml,calib_0.6m.yaml --traces twin_traces/
 
 Parts (``--parts``): ``calibration`` (camera and mount error against the twin's truth for 10 and 20 views per arm,
 one capture per seed and view count), ``perception`` (perceived position error of blocks, bowls, bottles and a
 lying bar through the software RealSense and the first calibration seed's ``--run-views`` calibration),
 ``success`` (the five block/handover/basket tasks on the twin station and on the simulator station, same seeds,
 rules backend, colour perception; each failure's reason, guard refusals, depth-cloud stops and wall time per
-episode). Results go to OUT/twin_figures.json; progress to stderr.
+episode; seeds in the outer loop, each row also appended to OUT/success_rows.jsonl as it is measured). Each task
+runs with the calibration of its scene's arm layout (arms 0.6 m or 0.7 m apart): pass one per layout with
+``--calibration``. Results go to OUT/twin_figures.json; progress to stderr.
 Seeds used while developing the twin: 0 (and 3 for the arm/camera tests); report on seeds >= 1000. The calibration
-and perception parts were reworked on seeds 500-501 (calibration) and 1000-1009 (perception); report them on >= 2000.
+and perception parts were reworked on seeds 500-501 (calibration) and 1000-1009 (perception), the success part on
+0-2 and 1000-1002; report them on >= 2000.
 """
 
 from __future__ import annotations
@@ -162,10 +167,40 @@ def _stops(trace_dir: Path) -> tuple[int, int]:
     return refusals, stops
 
 
-def success(calibration: Path, seeds: list[int], tasks: tuple[str, ...], folder: Path) -> list[dict[str, Any]]:
+def mount_spacing_m(calibration: Path) -> float:
+    """How far apart the calibration puts the two arms' mounts (m)."""
+    from mallvi.robot_drivers.calibration_io import load_rig_calibration
+
+    arms = load_rig_calibration(calibration).arms
+    return float(np.linalg.norm(arms["right"].T_world_base[:3, 3] - arms["left"].T_world_base[:3, 3]))
+
+
+def calibration_for(task: str, calibrations: list[Path]) -> Path:
+    """The calibration of the rig layout the task's scene uses (its arm spacing): a rig whose arms are moved is
+    calibrated again, and so is the twin. Raises ValueError when none is within 1 cm."""
+    spacing = scene_catalog().get(task).spec.arm_spacing_m
+    best = min(calibrations, key=lambda c: abs(mount_spacing_m(c) - spacing))
+    if abs(mount_spacing_m(best) - spacing) > 0.01:
+        raise ValueError(f"{task}: its arms stand {spacing:.2f} m apart and no calibration given is of that layout; "
+                         f"calibrate in it (`mallvi calibrate --robot twin --task {task}`) and pass it too")
+    return best
+
+
+def success(calibrations: list[Path], seeds: list[int], tasks: tuple[str, ...], folder: Path,
+            rows_file: Path | None = None) -> list[dict[str, Any]]:
+    """Each (task, seed) on the twin and on the simulator station; each row is also appended to ``rows_file`` as
+    it is measured, so a run cut short keeps what it measured."""
     rows = []
+    layout: dict[str, Path] = {}
     for task in tasks:
-        for seed in seeds:
+        try:
+            layout[task] = calibration_for(task, calibrations)
+        except ValueError as e:  # measure the tasks that have one; say which have not
+            _log(f"skipped: {e}")
+    for task, calibration in layout.items():
+        _log(f"{task}: calibration {calibration} (arms {mount_spacing_m(calibration):.3f} m apart)")
+    for seed in seeds:  # seeds outside: a run cut short has the same seeds done for every task
+        for task, calibration in layout.items():
             for station in ("twin", "sim"):
                 cfg = RunConfig(backend="rules", perception="color", robot=station)
                 trace = folder / "traces" / f"{task}_{seed}_{station}"
@@ -182,6 +217,9 @@ def success(calibration: Path, seeds: list[int], tasks: tuple[str, ...], folder:
                        "wall_s": round(time.perf_counter() - t0, 1)}
                 rows.append(row)
                 _log(json.dumps(row))
+                if rows_file is not None:
+                    with rows_file.open("a") as f:
+                        f.write(json.dumps(row) + "\n")
     return rows
 
 
@@ -194,9 +232,11 @@ def main() -> int:
                    help="one 10-view and one 20-view calibration per seed, lo:hi (default 2000:2002)")
     p.add_argument("--tasks", default=",".join(SUCCESS_TASKS))
     p.add_argument("--parts", default="calibration,perception,success")
+    p.add_argument("--traces", help="keep the success episodes' traces in this folder (default: discarded)")
     p.add_argument("--run-views", type=int, choices=[10, 20], default=20,
                    help="which calibration the perception and success parts use (default: the 20-view one)")
-    p.add_argument("--calibration", help="use this calibration file instead (skips nothing else)")
+    p.add_argument("--calibration", help="use these calibration files instead, comma-separated, one per arm layout "
+                                         "(each task takes the one whose mounts are spaced as in its scene)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -215,13 +255,17 @@ def main() -> int:
                     if i == 0:  # the first seed's calibrations are the ones the other parts use
                         (out / f"calibration_{views}.yaml").write_text(path.read_text())
                     (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
-        run_calibration = Path(args.calibration) if args.calibration else out / f"calibration_{args.run_views}.yaml"
-        figures["run_calibration"] = str(run_calibration)
+        run_calibrations = ([Path(c) for c in args.calibration.split(",")] if args.calibration
+                            else [out / f"calibration_{args.run_views}.yaml"])
+        run_calibration = run_calibrations[0]
+        figures["run_calibration"] = ",".join(str(c) for c in run_calibrations)
         if "perception" in parts:
             figures["perception"] = perception_errors(run_calibration, _seeds(args.perception_seeds))
         (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
         if "success" in parts:
-            figures["success"] = success(run_calibration, _seeds(args.seeds), tuple(args.tasks.split(",")), folder)
+            traces = Path(args.traces) if args.traces else folder
+            figures["success"] = success(run_calibrations, _seeds(args.seeds), tuple(args.tasks.split(",")), traces,
+                                         rows_file=out / "success_rows.jsonl")
     (out / "twin_figures.json").write_text(json.dumps(figures, indent=2))
     _log(f"written {out / 'twin_figures.json'}")
     return 0

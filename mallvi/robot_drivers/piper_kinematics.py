@@ -58,3 +58,13 @@ def dh_fk(q_rad: NDArray[np.float64] | list[float]) -> NDArray[np.float64]:
     return T
 
 
+
+
+def link_origins_base(q_rad: NDArray[np.float64] | list[float]) -> NDArray[np.float64]:
+    """The base origin and each joint frame's origin up to the flange (7×3, base frame): the arm's skeleton."""
+    T = np.eye(4)
+    points = [T[:3, 3].copy()]
+    for i in range(6):
+        T = T @ joint_origin(i) @ _rz(float(q_rad[i]))
+        points.append(T[:3, 3].copy())
+    return np.asarray(points)

@@ -20,6 +20,7 @@ from mallvi.contracts.skills import SkillAPI
 from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.calibration_io import RigCalibration, load_rig_calibration
 from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
+from mallvi.robot_drivers.gripper_shape import PIPER_GRIPPER_BOXES_M
 from mallvi.robot_drivers.piper import PiperArm
 from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
 from mallvi.robot_drivers.rig_skills import RigSkills, RigSkillsConfig
@@ -123,12 +124,20 @@ def make_real_rig(config: RigConfig, world_model: WorldModel,
     return dual, camera, skills
 
 
+PIPER_CLOUD_FLOOR_MARGIN_M = 0.012  # ~3 sigma of a D435's depth noise at 1 m: closer to the table is the table
+
+
+def piper_safety(table_top_z_m: float | None) -> SafetyConfig:
+    """The guard's limits for two Pipers: their joint limits, their gripper's shape for the depth-cloud check."""
+    limits = tuple(PIPER_JOINT_LIMITS_RAD)
+    return SafetyConfig(table_top_z_m=table_top_z_m, joint_limits_rad={"left": limits, "right": limits},
+                        gripper_boxes_m=PIPER_GRIPPER_BOXES_M, cloud_floor_margin_m=PIPER_CLOUD_FLOOR_MARGIN_M)
+
+
 def build_rig_skills(config: RigConfig, dual: DualArm, camera: Camera, world_model: WorldModel,
                      mounts: dict[ArmSide, Pose]) -> RigSkills:
     """The guarded skills over connected arms and a started camera (the depth cloud, the optional planner)."""
-    limits = tuple(PIPER_JOINT_LIMITS_RAD)
-    safety = config.safety or SafetyConfig(table_top_z_m=config.table_top_z_m,
-                                           joint_limits_rad={"left": limits, "right": limits})
+    safety = config.safety or piper_safety(config.table_top_z_m)
     cloud = (lambda: depth_to_world_points(camera.read())) if config.use_depth_cloud else None
     planner = None
     if config.use_mplib_planner:

@@ -40,6 +40,14 @@ log = logging.getLogger(__name__)
 __all__ = ["CartesianArm", "Command", "RigSkills", "RigSkillsConfig"]
 
 
+SQUARE_TOLERANCE_M = 0.01  # footprint sides closer than this: the grasp may turn by 90 degrees
+
+
+def is_square(half_size_m: NDArray[np.float64]) -> bool:
+    """Whether an object's footprint (half extents x, y) is square enough to be grasped across either side."""
+    return abs(2 * (float(half_size_m[0]) - float(half_size_m[1]))) < SQUARE_TOLERANCE_M
+
+
 @dataclass
 class _Held:
     name: str
@@ -76,9 +84,24 @@ class RigSkills(RigMotionCore):
         held = self._held.get(side)
         return held.name if held is not None else None
 
+    def held_drop_m(self, side: ArmSide) -> float:
+        """How far the held object reaches below the grasp centre: its grasp height (0 when nothing is held)."""
+        held = self._held.get(side)
+        return held.grasp_height_m if held is not None else 0.0
+
     def mark_held(self, side: ArmSide, name: str, grasp_height_m: float) -> None:
         """``side`` now holds ``name`` with the grasp centre ``grasp_height_m`` above the object's bottom."""
         self._held[side] = _Held(name, grasp_height_m)
+
+    def grasp_yaws(self, side: ArmSide, target: NDArray[np.float64], yaw_rad: float, square: bool) -> list[float]:
+        """The finger directions a top-down grasp may take, the arm's preferred first: the object's yaw and the
+        same turned by pi (the fingers are symmetric) and, for a square footprint, both turned by pi/2."""
+        bases = [yaw_rad, yaw_rad + math.pi / 2] if square else [yaw_rad]
+        yaws = []
+        for base in bases:
+            first = self.reachable_yaw(side, target, base)
+            yaws += [first, first + math.pi]
+        return yaws
 
     def _side_and_object(self, arm_tag: object, name: object) -> tuple[ArmSide, ObjectInfo] | SkillResult:
         side = resolve_arm(arm_tag)
@@ -125,12 +148,17 @@ class RigSkills(RigMotionCore):
         yaw = float(Rotation.from_quat([*info.pose.q[1:], info.pose.q[0]]).as_euler("zyx")[0])
         if half[1] < half[0]:  # close the fingers across the narrower side
             yaw += math.pi / 2
-        R = top_down_rotation(self.reachable_yaw(side, centre, yaw))
         tcp = self.guard.config.tcp_offset_m
         grasp_centre = np.array([centre[0], centre[1], grasp_z])
-        ee_grasp = pose_from(grasp_centre + np.array([0, 0, tcp + grasp_m]), R)
-        ee_pre = pose_from(grasp_centre + np.array([0, 0, tcp + pre_m]), R)
-        ee_lift = pose_from(ee_grasp.p + np.array([0, 0, self.config.lift_m]), R)
+
+        def grasp_poses(yaw_rad: float) -> tuple[Pose, Pose, Pose]:
+            R = top_down_rotation(yaw_rad)
+            grasp = pose_from(grasp_centre + np.array([0, 0, tcp + grasp_m]), R)
+            return (pose_from(grasp_centre + np.array([0, 0, tcp + pre_m]), R), grasp,
+                    pose_from(grasp.p + np.array([0, 0, self.config.lift_m]), R))
+
+        candidates = [grasp_poses(y) for y in self.grasp_yaws(side, centre, yaw, square=is_square(half))]
+        ee_pre, ee_grasp, ee_lift = next((c for c in candidates if self.can_reach(side, c)), candidates[0])
         footprint_m = max(half[0], half[1]) + 0.01
         target_box = [(centre, half + 0.01), support_box(centre[:2], centre[2] - half[2], footprint_m)]
 

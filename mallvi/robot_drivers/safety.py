@@ -55,7 +55,13 @@ class SafetyConfig:
         max_joint_speed_rad_s: fastest joint speed a joint path may ask for (any joint).
         max_ee_speed_m_s: fastest end-effector speed an end-effector path may ask for.
         min_arm_clearance_m: smallest allowed distance between the two arms' gripper segments.
-        gripper_radius_m: radius around the gripper segment that must be free of point-cloud points.
+        gripper_radius_m: radius around the gripper segment that must be free of point-cloud points (when no
+            ``gripper_boxes_m`` are given).
+        gripper_boxes_m: the gripper as boxes in the end-effector frame (``gripper_shape``); when given, the
+            depth-cloud check keeps ``cloud_margin_m`` around them instead of the capsule.
+        cloud_margin_m: clearance from cloud points around ``gripper_boxes_m``.
+        cloud_floor_margin_m: cloud points less than this above the table top are the table (depth noise), not
+            obstacles.
     """
 
     workspace_m: Mapping[ArmSide, Box] = field(default_factory=_default_workspace)
@@ -70,6 +76,9 @@ class SafetyConfig:
     max_ee_speed_m_s: float = 0.5
     min_arm_clearance_m: float = 0.10
     gripper_radius_m: float = 0.045
+    gripper_boxes_m: tuple[Box, ...] = ()
+    cloud_margin_m: float = 0.01
+    cloud_floor_margin_m: float = 0.004
 
     def __post_init__(self) -> None:
         for side in ("left", "right"):
@@ -88,6 +97,8 @@ class SafetyConfig:
             "max_ee_speed_m_s": self.max_ee_speed_m_s,
             "min_arm_clearance_m": self.min_arm_clearance_m,
             "gripper_radius_m": self.gripper_radius_m,
+            "cloud_margin_m": self.cloud_margin_m,
+            "cloud_floor_margin_m": self.cloud_floor_margin_m,
         }
         for name, value in scalars.items():
             if not math.isfinite(value) or value < 0:
@@ -253,17 +264,26 @@ class SafetyGuard:
     def check_path_against_cloud(self, side: ArmSide, poses: Sequence[Pose], cloud_world: NDArray[np.float64],
                                  ignore_boxes: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]] = ()
                                  ) -> str | None:
-        """No point of ``cloud_world`` (N×3, world frame) within ``gripper_radius_m`` of the gripper along the
-        path. Points inside ``ignore_boxes`` ((centre, half extent) pairs: the object to be grasped) and at or
-        below the table plane (checked separately) do not count."""
-        from mallvi.robot_drivers.cloud_collision import first_cloud_hit
+        """No point of ``cloud_world`` (N×3, world frame) near the gripper along the path: within
+        ``gripper_radius_m`` of its segment, or within ``cloud_margin_m`` of its ``gripper_boxes_m``. Points
+        inside ``ignore_boxes`` ((centre, half extent) pairs: the object to be grasped) and less than
+        ``cloud_floor_margin_m`` above the table plane (checked separately) do not count."""
+        from mallvi.robot_drivers.cloud_collision import first_cloud_hit, obstacle_points
+        from mallvi.robot_drivers.gripper_shape import first_box_hit
 
         cfg = self._config
-        floor = None if cfg.table_top_z_m is None else cfg.table_top_z_m + cfg.table_margin_m
-        hit = first_cloud_hit([(p.p, self.tcp_point(p)) for p in poses], cloud_world, cfg.gripper_radius_m,
-                              ignore_boxes=ignore_boxes, floor_z_m=floor)
+        floor = None if cfg.table_top_z_m is None else cfg.table_top_z_m + max(cfg.table_margin_m,
+                                                                                cfg.cloud_floor_margin_m)
+        if cfg.gripper_boxes_m:
+            obstacles = obstacle_points(cloud_world, ignore_boxes, floor)
+            hit = first_box_hit([p.as_matrix() for p in poses], cfg.gripper_boxes_m, obstacles, cfg.cloud_margin_m)
+            needs = cfg.cloud_margin_m
+        else:
+            hit = first_cloud_hit([(p.p, self.tcp_point(p)) for p in poses], cloud_world, cfg.gripper_radius_m,
+                                  ignore_boxes=ignore_boxes, floor_z_m=floor)
+            needs = cfg.gripper_radius_m
         if hit is not None:
             i, point, d = hit
             return (f"{side} gripper path waypoint {i} passes {d:.3f} m from an obstacle point at "
-                    f"{np.round(point, 3).tolist()} (needs {cfg.gripper_radius_m:.3f} m)")
+                    f"{np.round(point, 3).tolist()} (needs {needs:.3f} m)")
         return None

@@ -20,10 +20,9 @@ from numpy.typing import NDArray
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.calibration_io import load_rig_calibration
-from mallvi.robot_drivers.rig import RigConfig, build_rig_skills
+from mallvi.robot_drivers.rig import RigConfig, build_rig_skills, piper_safety
 from mallvi.robot_drivers.rig_skills import RigSkillsConfig
 from mallvi.robot_drivers.rig_station import RigStation
-from mallvi.robot_drivers.safety import SafetyConfig
 from mallvi.robot_drivers.table_plane import check_table_against_config, table_top_z_from_depth
 from mallvi.sim_bridge.scene_spec import SceneSpec
 from mallvi.sim_bridge.station import SimOracle
@@ -44,8 +43,7 @@ class TwinStation(RigStation):
         mounts: dict[ArmSide, Pose] = {s: twin.arms.arm(s).base_pose_world for s in ARM_SIDES}
         table_z = twin.world.table_top_z  # the rig configuration's table height
         check_table_against_config(table_top_z_from_depth(twin.camera.read()), table_z)
-        safety = config.safety or SafetyConfig()
-        safety = replace(safety, table_top_z_m=table_z)
+        safety = replace(config.safety or piper_safety(table_z), table_top_z_m=table_z)
         config = replace(config, table_top_z_m=table_z, safety=safety)
         skills = build_rig_skills(config, twin.arms.dual, twin.camera, world_model, mounts)
         super().__init__(twin.arms.dual, twin.camera, skills, world_model, table_z)
