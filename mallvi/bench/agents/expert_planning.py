@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 from itertools import pairwise
 
 import numpy as np
@@ -13,6 +14,9 @@ from mallvi.bench.tasks.base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
+RELAY_CLEAR_M = 0.08  # the right arm slides this far off a relayed bottle's neck before homing
+BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
+BURGER_CHORD_GRASPS = (2, 3, 4, 5)  # make_burger's grasps across a chord off its centre
 
 
 def _other(arm: ArmSide) -> ArmSide:
@@ -63,7 +67,13 @@ def stack_bowls_three(c: ExpertContext) -> None:
 
 def place_burger_fries(c: ExpertContext) -> None:
     targets = c.task.hints(c.world)["targets"]
-    c.move_object("burger", vec(np.add(targets["burger"], [0, 0, 0.005])), arms=["left"])
+    for cp in BURGER_CHORD_GRASPS:  # the open fingers clear the 0.072 m burger by 4 mm only across its centre
+        if c.do("grasp_actor", actor="burger", arm_tag="left", contact_point_id=cp).ok:
+            _put_down(c, "burger", "left", vec(np.add(targets["burger"], [0, 0, 0.005])), pre_dis=0.1)
+            break
+    else:
+        c.do("back_to_origin", arm_tag="left")
+        c.move_object("burger", vec(np.add(targets["burger"], [0, 0, 0.005])), arms=["left"])
     c.move_object("fries", vec(np.add(targets["fries"], [0, 0, 0.005])), arms=["right"])
 
 
@@ -243,11 +253,30 @@ def _pick_by_points(c: ExpertContext, name: str, arm: ArmSide, cps: tuple[int, .
     return False
 
 
-def _put_down(c: ExpertContext, name: str, arm: ArmSide, target: list[float], pre_dis: float) -> bool:
-    """Place ``name`` at ``target``; on a failed place let go there rather than carry it on. Homes the arm."""
+def _slide_off(c: ExpertContext, arm: ArmSide, dist_m: float) -> None:
+    """Move the open gripper ``dist_m`` horizontally across its finger axis, towards the robot if it can (else
+    away): both fingers pass beside what stood between them. Rising off a tall object is out of reach."""
+    world: Any = c.world  # privileged: the arm's end-effector frame
+    finger_axis = world.arms[arm].ee_pose().as_matrix()[:3, 1]
+    across = np.cross(finger_axis, [0.0, 0.0, 1.0])
+    if float(np.linalg.norm(across)) < 0.5:
+        return
+    across = across / float(np.linalg.norm(across)) * (1.0 if across[1] <= 0 else -1.0)
+    for sign in (1.0, -1.0):
+        d = sign * dist_m * across
+        if c.do("move_by_displacement", arm_tag=arm, x=float(d[0]), y=float(d[1])).ok:
+            return
+
+
+def _put_down(c: ExpertContext, name: str, arm: ArmSide, target: list[float], pre_dis: float,
+              clear_m: float = 0.0) -> bool:
+    """Place ``name`` at ``target``; on a failed place let go there rather than carry it on. Homes the arm, first
+    sliding ``clear_m`` off it when asked (fingers around a bottle's neck: the way home would sweep it over)."""
     ok = c.place(name, arm, target, pre_dis=pre_dis, dis=0.0)
     if not ok:
         c.do("open_gripper", arm_tag=arm)
+    if clear_m > 0.0:
+        _slide_off(c, arm, clear_m)
     c.do("back_to_origin", arm_tag=arm)
     return ok
 
@@ -271,14 +300,17 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
     z0 = c.world.table_top_z
     relay_xy = (-0.01, -0.13)
     names = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
-    for name, dy in zip(names, (-0.08, 0.08, 0.0), strict=True):  # one spot each: a bottle on a bottle topples out
+    # one spot each, 0.095 m apart (bottles up to 0.086 m wide; one on another topples out), the back one first:
+    # the front one lies under the left arm's home pose, whose fingers would meet a bottle standing there
+    spots = [up(np.add(drop, [0.0, dy, 0.0]), 0.005) for dy in BIN_SPOTS_DY_M]
+    for name in names:
         if float(pos(c.world, name)[0]) > 0.0 or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
             if not _neck_grasp(c, name, "right", (0.15, -0.10)):
                 continue
-            _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03)
+            _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03, clear_m=RELAY_CLEAR_M)
             if not _pick_by_points(c, name, "left", (4, 5)):
                 continue
-        _put_down(c, name, "left", up(np.add(drop, [0.0, dy, 0.0]), 0.005), pre_dis=0.0)
+        _put_down(c, name, "left", spots.pop(0), pre_dis=0.0)
 
 
 PLANNING_SCRIPTS: dict[str, Script] = {
