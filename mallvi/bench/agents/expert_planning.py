@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
