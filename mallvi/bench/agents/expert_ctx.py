@@ -109,7 +109,8 @@ class ExpertContext:
     def _holder(self, arm: ArmSide) -> str | None:
         world: Any = self.world  # privileged: the simulator's grasp record
         try:
-            return world.skills.parts.holder.held_by(arm)  # type: ignore[no-any-return]
+            holder: str | None = world.skills.parts.holder.held_by(arm)
+            return holder
         except AttributeError:
             return None
 
