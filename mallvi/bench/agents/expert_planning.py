@@ -14,9 +14,10 @@ from mallvi.bench.tasks.base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
-RELAY_CLEAR_M = 0.08  # the right arm slides this far off a relayed bottle's neck before homing
+BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm
+BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
+RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
-BURGER_CHORD_GRASPS = (2, 3, 4, 5)  # make_burger's grasps across a chord off its centre
 
 
 def _other(arm: ArmSide) -> ArmSide:
@@ -67,13 +68,7 @@ def stack_bowls_three(c: ExpertContext) -> None:
 
 def place_burger_fries(c: ExpertContext) -> None:
     targets = c.task.hints(c.world)["targets"]
-    for cp in BURGER_CHORD_GRASPS:  # the open fingers clear the 0.072 m burger by 4 mm only across its centre
-        if c.do("grasp_actor", actor="burger", arm_tag="left", contact_point_id=cp).ok:
-            _put_down(c, "burger", "left", vec(np.add(targets["burger"], [0, 0, 0.005])), pre_dis=0.1)
-            break
-    else:
-        c.do("back_to_origin", arm_tag="left")
-        c.move_object("burger", vec(np.add(targets["burger"], [0, 0, 0.005])), arms=["left"])
+    c.move_object("burger", vec(np.add(targets["burger"], [0, 0, 0.005])), arms=["left"])
     c.move_object("fries", vec(np.add(targets["fries"], [0, 0, 0.005])), arms=["right"])
 
 
@@ -93,9 +88,10 @@ def place_object_basket(c: ExpertContext) -> None:
     basket_z = float(pos(c.world, "basket")[2])
     # drop it from just above the body's rim (make_basket: 0.12 m): fingers opened inside the basket snag it
     centre = point(c.world, "basket", "center")
-    near_x = float(centre[0]) + (-0.015 if toy_arm == "left" else 0.015)  # its own half of the basket: reach
+    near_x = float(centre[0]) + (-1.0 if toy_arm == "left" else 1.0) * BASKET_NEAR_X_M  # its own half: reach
     target = [near_x, float(centre[1]), basket_z + 0.13]
-    clear_m = basket_z + c.world.objects["basket"].size_m[2] + 0.05 - target[2]  # planner: basket = solid box
+    # the planner sees the basket as a solid box up to its handles: the toy comes down from just above them
+    clear_m = basket_z + c.world.objects["basket"].size_m[2] + BASKET_CLEAR_M - target[2]
     c.move_object("toy", target, arms=[toy_arm], pre_dis=clear_m, dis=0.0)
     basket_arm = _other(toy_arm)
     handle = 0 if basket_arm == "left" else 1

@@ -245,8 +245,7 @@ def make_burger(
     rgb: RGB | None = None,
     static: bool = False,
 ) -> SimObject:
-    """A burger Ø0.07 × 0.03 (bun, patty, bun): cp0/cp1 top-down grasps across its centre, cp2..cp5 top-down
-    grasps across a chord 0.026 m off the centre (0.06 m long: more room for the open fingers, 0.08 m apart)."""
+    """A burger Ø0.07 × 0.03 (bun, patty, bun): cp0/cp1 top-down grasps."""
     bun = rgb or rgb_of(color)
     parts = (
         Parts(scene, density_kg_m3=400.0)
@@ -255,9 +254,6 @@ def make_burger(
         .cylinder((0, 0, 0.024), 0.035, 0.006, bun)
     )
     grasps = [top_grasp((0, 0, 0.015), 0.0), top_grasp((0, 0, 0.015), math.pi / 2)]
-    off = 0.026
-    grasps += [top_grasp((off * math.cos(a), off * math.sin(a), 0.015), a + math.pi / 2)
-               for a in (0.0, math.pi / 2, math.pi, -math.pi / 2)]  # fmt: skip
     return finish(parts, name, pose, label="burger", category="round", size_m=(0.072, 0.072, 0.03), color=color,
                   points=numbered("cp", grasps), static=static)
 
