@@ -14,7 +14,10 @@ from mallvi.bench.tasks.base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
-BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm
+MUG_PRE_DIS_M = 0.05  # the mug comes down onto the free table from this high (the arm is near its top there)
+MUG_MIDDLE_XY = ((0.0, -0.05), (-0.04, -0.08), (0.03, -0.09), (-0.05, -0.02))  # where the mug is set down
+BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm when the pan cannot be moved
+BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
 BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
@@ -73,14 +76,22 @@ def place_burger_fries(c: ExpertContext) -> None:
 
 
 def place_bread_skillet(c: ExpertContext) -> None:
-    """The skillet's arm brings the pan by its handle to the middle, then the other arm puts the bread in."""
+    """The skillet's arm brings the pan by its handle to the middle, then the other arm puts the bread in. A pan
+    whose handle is out of reach (far out and turned) stays: the bread goes to the middle of the table and the
+    skillet's arm takes it from there into the pan."""
     pan_arm = c.near_arm("skillet")
+    bread_arm = _other(pan_arm)
+    moved = False
     if c.pick("skillet", arms=[pan_arm], contact_point_id=0) is not None:
-        if not c.place("skillet", pan_arm, c.task.hints(c.world)["skillet_target"]):
+        moved = c.place("skillet", pan_arm, c.task.hints(c.world)["skillet_target"])
+        if not moved:
             c.do("open_gripper", arm_tag=pan_arm)
         c.do("back_to_origin", arm_tag=pan_arm)
-    target = point(c.world, "skillet", "center")
-    c.move_object("bread", up(target, 0.01), arms=[_other(pan_arm)])
+    if moved and c.move_object("bread", up(point(c.world, "skillet", "center"), 0.01), arms=[bread_arm]):
+        return
+    if float(abs(pos(c.world, "bread")[0])) > BREAD_RELAY_XY[0] + 0.05:  # still on the bread arm's side
+        c.move_object("bread", [*BREAD_RELAY_XY, c.world.table_top_z + 0.005], arms=[bread_arm])
+    c.move_object("bread", up(point(c.world, "skillet", "center"), 0.01), arms=[pan_arm])
 
 
 def place_object_basket(c: ExpertContext) -> None:
@@ -92,11 +103,27 @@ def place_object_basket(c: ExpertContext) -> None:
     target = [near_x, float(centre[1]), basket_z + 0.13]
     # the planner sees the basket as a solid box up to its handles: the toy comes down from just above them
     clear_m = basket_z + c.world.objects["basket"].size_m[2] + BASKET_CLEAR_M - target[2]
-    c.move_object("toy", target, arms=[toy_arm], pre_dis=clear_m, dis=0.0)
+    if c.pick("toy", [toy_arm]) is not None:
+        # the fingers open along the handle bars (along y): opened across them, one meets a bar and shoves the basket
+        placed = any(c.place("toy", toy_arm, target + _yaw_quat(yaw), pre_dis=clear_m, dis=0.0)
+                     for yaw in _yaws_with_fingers_along_y(c, "toy", toy_arm))  # fmt: skip
+        if not placed and not c.place("toy", toy_arm, target, pre_dis=clear_m, dis=0.0):
+            c.do("open_gripper", arm_tag=toy_arm)
+        c.do("back_to_origin", arm_tag=toy_arm)
     basket_arm = _other(toy_arm)
     handle = 0 if basket_arm == "left" else 1
     if c.pick("basket", arms=[basket_arm], contact_point_id=handle) is not None:
         c.do("move_by_displacement", arm_tag=basket_arm, z=0.05)
+
+
+def _yaws_with_fingers_along_y(c: ExpertContext, name: str, arm: ArmSide) -> list[float]:
+    """The two yaws (rad) of the held object ``name`` that turn the gripper's finger axis along world ±y."""
+    world: Any = c.world  # privileged: the arm's end-effector frame and the object's pose
+    finger = world.arms[arm].ee_pose().as_matrix()[:3, 1]
+    T_obj = np.asarray(world.objects[name].pose.to_transformation_matrix())
+    yaw_obj = math.atan2(T_obj[1, 0], T_obj[0, 0])
+    yaw_fingers = math.atan2(float(finger[1]), float(finger[0]))
+    return [yaw_obj + side - yaw_fingers for side in (math.pi / 2, -math.pi / 2)]
 
 
 def handover_mic(c: ExpertContext) -> None:
@@ -174,12 +201,16 @@ def _yaw_quat(yaw_rad: float) -> list[float]:
 
 
 def _put_mug_in_middle(c: ExpertContext, z0: float, only_away: bool) -> bool:
-    """The held mug down in the middle with its handle to +y (away from the robot); unless ``only_away``, else
-    to -y, else wherever the arm can put it there."""
-    for yaw in (math.pi / 2,) if only_away else (math.pi / 2, -math.pi / 2, None):
-        if c.place("mug", "left", [0.0, -0.05, z0, *([] if yaw is None else _yaw_quat(yaw))]):
+    """The held mug down in the middle with its handle to +y (away from the robot: then the right arm can hang
+    it), at the first of ``MUG_MIDDLE_XY`` where the left arm reaches; unless ``only_away``, else to -y, else
+    wherever the arm can put it there."""
+    for x, y in MUG_MIDDLE_XY:
+        if c.place("mug", "left", [x, y, z0, *_yaw_quat(math.pi / 2)], pre_dis=MUG_PRE_DIS_M):
             return True
-    return False
+    if only_away:
+        return False
+    return any(c.place("mug", "left", [*MUG_MIDDLE_XY[0], z0, *q], pre_dis=MUG_PRE_DIS_M)
+               for q in (_yaw_quat(-math.pi / 2), []))  # fmt: skip
 
 
 def _turn_mug_aside(c: ExpertContext, z0: float) -> bool:
@@ -200,7 +231,7 @@ def hanging_mug(c: ExpertContext) -> None:
     if c.pick("mug", arms=["left"]) is None:
         return
     for attempt in range(3):
-        if _put_mug_in_middle(c, z0, only_away=False):
+        if _put_mug_in_middle(c, z0, only_away=attempt < 2):
             break
         if attempt == 2 or not _turn_mug_aside(c, z0):  # regrasp it turned: the wrist reaches other yaws then
             c.do("open_gripper", arm_tag="left")
