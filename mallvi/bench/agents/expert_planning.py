@@ -14,8 +14,6 @@ from mallvi.bench.tasks.base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
-MUG_PRE_DIS_M = 0.05  # the mug comes down onto the free table from this high (the arm is near its top there)
-MUG_MIDDLE_XY = ((0.0, -0.05), (-0.04, -0.08), (0.03, -0.09), (-0.05, -0.02))  # where the mug is set down
 BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm when the pan cannot be moved
 BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
 BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
@@ -201,16 +199,12 @@ def _yaw_quat(yaw_rad: float) -> list[float]:
 
 
 def _put_mug_in_middle(c: ExpertContext, z0: float, only_away: bool) -> bool:
-    """The held mug down in the middle with its handle to +y (away from the robot: then the right arm can hang
-    it), at the first of ``MUG_MIDDLE_XY`` where the left arm reaches; unless ``only_away``, else to -y, else
-    wherever the arm can put it there."""
-    for x, y in MUG_MIDDLE_XY:
-        if c.place("mug", "left", [x, y, z0, *_yaw_quat(math.pi / 2)], pre_dis=MUG_PRE_DIS_M):
+    """The held mug down in the middle with its handle to +y (away from the robot); unless ``only_away``, else
+    to -y, else wherever the arm can put it there."""
+    for yaw in (math.pi / 2,) if only_away else (math.pi / 2, -math.pi / 2, None):
+        if c.place("mug", "left", [0.0, -0.05, z0, *([] if yaw is None else _yaw_quat(yaw))]):
             return True
-    if only_away:
-        return False
-    return any(c.place("mug", "left", [*MUG_MIDDLE_XY[0], z0, *q], pre_dis=MUG_PRE_DIS_M)
-               for q in (_yaw_quat(-math.pi / 2), []))  # fmt: skip
+    return False
 
 
 def _turn_mug_aside(c: ExpertContext, z0: float) -> bool:
@@ -231,7 +225,7 @@ def hanging_mug(c: ExpertContext) -> None:
     if c.pick("mug", arms=["left"]) is None:
         return
     for attempt in range(3):
-        if _put_mug_in_middle(c, z0, only_away=attempt < 2):
+        if _put_mug_in_middle(c, z0, only_away=False):
             break
         if attempt == 2 or not _turn_mug_aside(c, z0):  # regrasp it turned: the wrist reaches other yaws then
             c.do("open_gripper", arm_tag="left")
