@@ -95,7 +95,7 @@ class ExpertContext:
         tried = False
         for yaw in self._reachable_place_yaws(name, arm, target_list, kw.get("pre_dis", 0.1), kw.get("dis", 0.02)):
             # IK at both ends does not promise a path: the next yaw while the arm still holds the object
-            if tried and self._holder(arm) != name:
+            if tried and self.holder(arm) != name:
                 return False
             tried = True
             quat = [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
@@ -106,7 +106,8 @@ class ExpertContext:
             return False
         return self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list, **kw).ok
 
-    def _holder(self, arm: ArmSide) -> str | None:
+    def holder(self, arm: ArmSide) -> str | None:
+        """What ``arm`` holds now (privileged), or None."""
         world: Any = self.world  # privileged: the simulator's grasp record
         try:
             holder: str | None = world.skills.parts.holder.held_by(arm)

@@ -110,8 +110,12 @@ def place_object_basket(c: ExpertContext) -> None:
         c.do("back_to_origin", arm_tag=toy_arm)
     basket_arm = _other(toy_arm)
     handle = 0 if basket_arm == "left" else 1
-    if c.pick("basket", arms=[basket_arm], contact_point_id=handle) is not None:
+    if c.do("grasp_actor", actor="basket", arm_tag=basket_arm, contact_point_id=handle).ok:
         c.do("move_by_displacement", arm_tag=basket_arm, z=0.05)
+    elif c.holder(basket_arm) == "basket":  # held, but the grasp's 0.05 m lift is out of reach: a smaller one
+        for dz in (0.03, 0.025):
+            if c.do("move_by_displacement", arm_tag=basket_arm, z=dz).ok:
+                break
 
 
 def _yaws_with_fingers_along_y(c: ExpertContext, name: str, arm: ArmSide) -> list[float]:
