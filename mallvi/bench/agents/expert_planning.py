@@ -8,6 +8,7 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
 from mallvi.bench.tasks.base import point, pos
@@ -244,7 +245,8 @@ def hanging_mug(c: ExpertContext) -> None:
     along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
     offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
     start = hook + 0.085 * along  # the handle clear of the rack (the planner sees it as its bounding box)
-    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0, is_open=False):
+    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0,
+                   is_open=False) and not _mug_turned_to_hook_start(c, start, offset):  # fmt: skip
         c.do("open_gripper", arm_tag="right")
         c.do("back_to_origin", arm_tag="right")
         return
@@ -253,6 +255,19 @@ def hanging_mug(c: ExpertContext) -> None:
     c.do("open_gripper", arm_tag="right")
     c.do("move_by_displacement", arm_tag="right", z=0.03)
     c.do("back_to_origin", arm_tag="right")
+
+
+def _mug_turned_to_hook_start(c: ExpertContext, start: NDArray[np.float64], offset: NDArray[np.float64]) -> bool:
+    """The held mug's handle to ``start``, the mug turned on the way so its handle points to the other side of
+    the rod (``offset``: handle minus bottom now); the mug body then hangs on the arm's reachable side."""
+    yaw_handle = math.atan2(float(offset[1]), float(offset[0]))
+    turn = math.remainder(math.copysign(math.pi / 2, -float(offset[1])) - yaw_handle, 2 * math.pi)
+    q = c.world.objects["mug"].pose.q
+    yaw_mug = 2.0 * math.atan2(float(q[3]), float(q[0]))
+    cz, sz = math.cos(turn), math.sin(turn)
+    turned = np.array([cz * offset[0] - sz * offset[1], sz * offset[0] + cz * offset[1], offset[2]])
+    target = vec(start - turned) + _yaw_quat(yaw_mug + turn)
+    return c.place("mug", "right", target, constrain="align", pre_dis=0.0, dis=0.0, is_open=False)
 
 
 def blocks_tower(c: ExpertContext) -> None:
