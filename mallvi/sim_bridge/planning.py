@@ -61,6 +61,8 @@ def quiet_planner_output(stderr: bool = False) -> Iterator[None]:
 
 PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
 ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation (and 0.1 mm in position) is done
+RRT_TIME_LIMIT_S = 2.0  # wall time per RRT-Connect attempt
+RRT_ATTEMPTS = 3  # attempts when the previous one timed out
 SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
 
 
@@ -218,10 +220,7 @@ class ArmPlanner:
         t0 = time.perf_counter()
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S, 0.0)
-        raw = self._guarded_call(
-            self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
-        )
-        return self._result("rrt_connect", raw, t0, q_start)
+        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start), t0, q_start)
 
     def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
         """RRT-Connect to an end-effector pose: IK (closest collision-free solution), then a joint-space plan."""
@@ -233,10 +232,21 @@ class ArmPlanner:
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S,
                               time.perf_counter() - t0)  # fmt: skip
-        raw = self._guarded_call(
-            self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start), time_step=PATH_DT_S, planning_time=2.0
-        )
-        return self._result("rrt_connect", raw, t0, q_start)
+        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start), t0, q_start)
+
+    def _rrt_connect(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> Mapping[str, object]:
+        """RRT-Connect with a wall-time limit per attempt; a search that used its whole limit (a time-out, more
+        frequent on a loaded machine) is tried again, up to ``RRT_ATTEMPTS`` times. A failure before the limit
+        (e.g. a start in collision) is final."""
+        raw: Mapping[str, object] = {"status": "not planned"}
+        for _ in range(RRT_ATTEMPTS):
+            t0 = time.perf_counter()
+            raw = self._guarded_call(self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start),
+                                     time_step=PATH_DT_S, planning_time=RRT_TIME_LIMIT_S)  # fmt: skip
+            timed_out = time.perf_counter() - t0 >= 0.9 * RRT_TIME_LIMIT_S
+            if raw.get("status") == "Success" or not timed_out:
+                break
+        return raw
 
     def plan_straight(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
         """Screw motion: the end-effector moves on a straight line (and a constant-axis rotation) to ``pose``."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,17 +90,35 @@ class ExpertContext:
         """Place the held object's bottom centre at ``target`` (xyz), turned about z so the arm can reach it."""
         kw.setdefault("functional_point_id", 0)
         target_list = [float(v) for v in target]
-        if len(target) == 3 and kw.get("constrain", "auto") != "free":
-            yaw = self._reachable_place_yaw(name, arm, target_list, kw.get("pre_dis", 0.1), kw.get("dis", 0.02))
-            if yaw is not None:
-                target_list += [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-                kw["constrain"] = "align"
+        if len(target) != 3 or kw.get("constrain", "auto") == "free":
+            return self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list, **kw).ok
+        tried = False
+        for yaw in self._reachable_place_yaws(name, arm, target_list, kw.get("pre_dis", 0.1), kw.get("dis", 0.02)):
+            # IK at both ends does not promise a path: the next yaw while the arm still holds the object
+            if tried and self.holder(arm) != name:
+                return False
+            tried = True
+            quat = [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+            if self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list + quat,
+                       **{**kw, "constrain": "align"}).ok:  # fmt: skip
+                return True
+        if tried:
+            return False
         return self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list, **kw).ok
 
-    def _reachable_place_yaw(
+    def holder(self, arm: ArmSide) -> str | None:
+        """What ``arm`` holds now (privileged), or None."""
+        world: Any = self.world  # privileged: the simulator's grasp record
+        try:
+            holder: str | None = world.skills.parts.holder.held_by(arm)
+            return holder
+        except AttributeError:
+            return None
+
+    def _reachable_place_yaws(
         self, name: str, arm: ArmSide, target: list[float], pre_dis: float, dis: float
-    ) -> float | None:
-        """An object yaw (rad) at the target for which the arm's pre-place and place poses have IK solutions."""
+    ) -> Iterator[float]:
+        """Object yaws (rad) at the target for which the arm's pre-place and place poses have IK solutions."""
         world: Any = self.world  # privileged: the simulator's arms and planners
         try:
             T_obj = np.asarray(world.objects[name].pose.to_transformation_matrix())
@@ -110,7 +128,7 @@ class ExpertContext:
             planner = world.planners[arm]
             sync = world.skills.motion.sync_planner
         except (AttributeError, KeyError):
-            return None
+            return
         yaw0 = math.atan2(T_obj[1, 0], T_obj[0, 0])
         fp_in_obj = T_obj[:3, :3].T @ (fp - T_obj[:3, 3])
         for delta in (0.0, math.pi / 2, -math.pi / 2, math.pi):
@@ -130,8 +148,7 @@ class ExpertContext:
                     ok = False
                     break
             if ok:
-                return yaw0 + delta
-        return None
+                yield yaw0 + delta
 
     def move_object(self, name: str, target: Sequence[float], arms: Sequence[ArmSide] | None = None, **kw: Any) -> bool:
         """Pick ``name``, put its bottom centre at ``target``, send the arm home. True if every step worked."""

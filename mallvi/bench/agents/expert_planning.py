@@ -5,14 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
 from mallvi.bench.tasks.base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
+BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm when the pan cannot be moved
+BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
+BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
+RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
+BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
 
 
 def _other(arm: ArmSide) -> ArmSide:
@@ -68,14 +75,22 @@ def place_burger_fries(c: ExpertContext) -> None:
 
 
 def place_bread_skillet(c: ExpertContext) -> None:
-    """The skillet's arm brings the pan by its handle to the middle, then the other arm puts the bread in."""
+    """The skillet's arm brings the pan by its handle to the middle, then the other arm puts the bread in. A pan
+    whose handle is out of reach (far out and turned) stays: the bread goes to the middle of the table and the
+    skillet's arm takes it from there into the pan."""
     pan_arm = c.near_arm("skillet")
+    bread_arm = _other(pan_arm)
+    moved = False
     if c.pick("skillet", arms=[pan_arm], contact_point_id=0) is not None:
-        if not c.place("skillet", pan_arm, c.task.hints(c.world)["skillet_target"]):
+        moved = c.place("skillet", pan_arm, c.task.hints(c.world)["skillet_target"])
+        if not moved:
             c.do("open_gripper", arm_tag=pan_arm)
         c.do("back_to_origin", arm_tag=pan_arm)
-    target = point(c.world, "skillet", "center")
-    c.move_object("bread", up(target, 0.01), arms=[_other(pan_arm)])
+    if moved and c.move_object("bread", up(point(c.world, "skillet", "center"), 0.01), arms=[bread_arm]):
+        return
+    if float(abs(pos(c.world, "bread")[0])) > BREAD_RELAY_XY[0] + 0.05:  # still on the bread arm's side
+        c.move_object("bread", [*BREAD_RELAY_XY, c.world.table_top_z + 0.005], arms=[bread_arm])
+    c.move_object("bread", up(point(c.world, "skillet", "center"), 0.01), arms=[pan_arm])
 
 
 def place_object_basket(c: ExpertContext) -> None:
@@ -83,14 +98,35 @@ def place_object_basket(c: ExpertContext) -> None:
     basket_z = float(pos(c.world, "basket")[2])
     # drop it from just above the body's rim (make_basket: 0.12 m): fingers opened inside the basket snag it
     centre = point(c.world, "basket", "center")
-    near_x = float(centre[0]) + (-0.015 if toy_arm == "left" else 0.015)  # its own half of the basket: reach
+    near_x = float(centre[0]) + (-1.0 if toy_arm == "left" else 1.0) * BASKET_NEAR_X_M  # its own half: reach
     target = [near_x, float(centre[1]), basket_z + 0.13]
-    clear_m = basket_z + c.world.objects["basket"].size_m[2] + 0.05 - target[2]  # planner: basket = solid box
-    c.move_object("toy", target, arms=[toy_arm], pre_dis=clear_m, dis=0.0)
+    # the planner sees the basket as a solid box up to its handles: the toy comes down from just above them
+    clear_m = basket_z + c.world.objects["basket"].size_m[2] + BASKET_CLEAR_M - target[2]
+    if c.pick("toy", [toy_arm]) is not None:
+        # the fingers open along the handle bars (along y): opened across them, one meets a bar and shoves the basket
+        placed = any(c.place("toy", toy_arm, target + _yaw_quat(yaw), pre_dis=clear_m, dis=0.0)
+                     for yaw in _yaws_with_fingers_along_y(c, "toy", toy_arm))  # fmt: skip
+        if not placed and not c.place("toy", toy_arm, target, pre_dis=clear_m, dis=0.0):
+            c.do("open_gripper", arm_tag=toy_arm)
+        c.do("back_to_origin", arm_tag=toy_arm)
     basket_arm = _other(toy_arm)
     handle = 0 if basket_arm == "left" else 1
-    if c.pick("basket", arms=[basket_arm], contact_point_id=handle) is not None:
+    if c.do("grasp_actor", actor="basket", arm_tag=basket_arm, contact_point_id=handle).ok:
         c.do("move_by_displacement", arm_tag=basket_arm, z=0.05)
+    elif c.holder(basket_arm) == "basket":  # held, but the grasp's 0.05 m lift is out of reach: a smaller one
+        for dz in (0.03, 0.025):
+            if c.do("move_by_displacement", arm_tag=basket_arm, z=dz).ok:
+                break
+
+
+def _yaws_with_fingers_along_y(c: ExpertContext, name: str, arm: ArmSide) -> list[float]:
+    """The two yaws (rad) of the held object ``name`` that turn the gripper's finger axis along world ±y."""
+    world: Any = c.world  # privileged: the arm's end-effector frame and the object's pose
+    finger = world.arms[arm].ee_pose().as_matrix()[:3, 1]
+    T_obj = np.asarray(world.objects[name].pose.to_transformation_matrix())
+    yaw_obj = math.atan2(T_obj[1, 0], T_obj[0, 0])
+    yaw_fingers = math.atan2(float(finger[1]), float(finger[0]))
+    return [yaw_obj + side - yaw_fingers for side in (math.pi / 2, -math.pi / 2)]
 
 
 def handover_mic(c: ExpertContext) -> None:
@@ -209,7 +245,8 @@ def hanging_mug(c: ExpertContext) -> None:
     along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
     offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
     start = hook + 0.085 * along  # the handle clear of the rack (the planner sees it as its bounding box)
-    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0, is_open=False):
+    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0,
+                   is_open=False) and not _mug_turned_to_hook_start(c, start, offset):  # fmt: skip
         c.do("open_gripper", arm_tag="right")
         c.do("back_to_origin", arm_tag="right")
         return
@@ -218,6 +255,19 @@ def hanging_mug(c: ExpertContext) -> None:
     c.do("open_gripper", arm_tag="right")
     c.do("move_by_displacement", arm_tag="right", z=0.03)
     c.do("back_to_origin", arm_tag="right")
+
+
+def _mug_turned_to_hook_start(c: ExpertContext, start: NDArray[np.float64], offset: NDArray[np.float64]) -> bool:
+    """The held mug's handle to ``start``, the mug turned on the way so its handle points to the other side of
+    the rod (``offset``: handle minus bottom now); the mug body then hangs on the arm's reachable side."""
+    yaw_handle = math.atan2(float(offset[1]), float(offset[0]))
+    turn = math.remainder(math.copysign(math.pi / 2, -float(offset[1])) - yaw_handle, 2 * math.pi)
+    q = c.world.objects["mug"].pose.q
+    yaw_mug = 2.0 * math.atan2(float(q[3]), float(q[0]))
+    cz, sz = math.cos(turn), math.sin(turn)
+    turned = np.array([cz * offset[0] - sz * offset[1], sz * offset[0] + cz * offset[1], offset[2]])
+    target = vec(start - turned) + _yaw_quat(yaw_mug + turn)
+    return c.place("mug", "right", target, constrain="align", pre_dis=0.0, dis=0.0, is_open=False)
 
 
 def blocks_tower(c: ExpertContext) -> None:
@@ -243,11 +293,30 @@ def _pick_by_points(c: ExpertContext, name: str, arm: ArmSide, cps: tuple[int, .
     return False
 
 
-def _put_down(c: ExpertContext, name: str, arm: ArmSide, target: list[float], pre_dis: float) -> bool:
-    """Place ``name`` at ``target``; on a failed place let go there rather than carry it on. Homes the arm."""
+def _slide_off(c: ExpertContext, arm: ArmSide, dist_m: float) -> None:
+    """Move the open gripper ``dist_m`` horizontally across its finger axis, towards the robot if it can (else
+    away): both fingers pass beside what stood between them. Rising off a tall object is out of reach."""
+    world: Any = c.world  # privileged: the arm's end-effector frame
+    finger_axis = world.arms[arm].ee_pose().as_matrix()[:3, 1]
+    across = np.cross(finger_axis, [0.0, 0.0, 1.0])
+    if float(np.linalg.norm(across)) < 0.5:
+        return
+    across = across / float(np.linalg.norm(across)) * (1.0 if across[1] <= 0 else -1.0)
+    for sign in (1.0, -1.0):
+        d = sign * dist_m * across
+        if c.do("move_by_displacement", arm_tag=arm, x=float(d[0]), y=float(d[1])).ok:
+            return
+
+
+def _put_down(c: ExpertContext, name: str, arm: ArmSide, target: list[float], pre_dis: float,
+              clear_m: float = 0.0) -> bool:
+    """Place ``name`` at ``target``; on a failed place let go there rather than carry it on. Homes the arm, first
+    sliding ``clear_m`` off it when asked (fingers around a bottle's neck: the way home would sweep it over)."""
     ok = c.place(name, arm, target, pre_dis=pre_dis, dis=0.0)
     if not ok:
         c.do("open_gripper", arm_tag=arm)
+    if clear_m > 0.0:
+        _slide_off(c, arm, clear_m)
     c.do("back_to_origin", arm_tag=arm)
     return ok
 
@@ -271,14 +340,17 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
     z0 = c.world.table_top_z
     relay_xy = (-0.01, -0.13)
     names = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
-    for name, dy in zip(names, (-0.08, 0.08, 0.0), strict=True):  # one spot each: a bottle on a bottle topples out
+    # one spot each, 0.095 m apart (bottles up to 0.086 m wide; one on another topples out), the back one first:
+    # the front one lies under the left arm's home pose, whose fingers would meet a bottle standing there
+    spots = [up(np.add(drop, [0.0, dy, 0.0]), 0.005) for dy in BIN_SPOTS_DY_M]
+    for name in names:
         if float(pos(c.world, name)[0]) > 0.0 or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
             if not _neck_grasp(c, name, "right", (0.15, -0.10)):
                 continue
-            _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03)
+            _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03, clear_m=RELAY_CLEAR_M)
             if not _pick_by_points(c, name, "left", (4, 5)):
                 continue
-        _put_down(c, name, "left", up(np.add(drop, [0.0, dy, 0.0]), 0.005), pre_dis=0.0)
+        _put_down(c, name, "left", spots.pop(0), pre_dis=0.0)
 
 
 PLANNING_SCRIPTS: dict[str, Script] = {

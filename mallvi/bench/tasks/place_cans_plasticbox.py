@@ -13,6 +13,8 @@ from mallvi.sim_bridge.objects import make_can, make_open_box
 from mallvi.sim_bridge.scene_spec import SceneContents
 
 BOX_OUTER_M = (0.155, 0.19, 0.075)
+BOX_WALL_M = 0.006  # make_open_box's wall and floor
+CAN_CLEARANCE_M = 0.006  # between a can and the walls
 
 
 class PlaceCansPlasticbox(BenchTask):
@@ -54,10 +56,16 @@ class PlaceCansPlasticbox(BenchTask):
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)
         box = pos(world, "plasticbox")
-        top = float(box[2]) + BOX_OUTER_M[2]
-        h["targets"] = {
-            "can_left": [round(float(box[0]) - 0.035, 4), round(float(box[1]), 4), round(top + 0.02, 4)],
-            "can_right": [round(float(box[0]) + 0.035, 4), round(float(box[1]), 4), round(top + 0.02, 4)],
-        }
-        h["notes"] = ["Drop each can above its target inside the box: place_actor with the 3-dim target_pose."]
+        floor_z = float(box[2]) + BOX_WALL_M
+        targets = {}
+        # on a diagonal of the box, each against its corner: side by side, two cans of up to 0.08 m do not fit
+        # across the box's 0.143 m inner width (the second would land on the first and topple out)
+        for can, sx, sy in (("can_left", -1.0, -1.0), ("can_right", 1.0, 1.0)):
+            r = 0.5 * float(world.objects[can].size_m[0])
+            dx = BOX_OUTER_M[0] / 2 - BOX_WALL_M - r - CAN_CLEARANCE_M
+            dy = BOX_OUTER_M[1] / 2 - BOX_WALL_M - r - CAN_CLEARANCE_M
+            targets[can] = [round(float(box[0]) + sx * dx, 4), round(float(box[1]) + sy * dy, 4),
+                            round(floor_z + 0.005, 4)]  # fmt: skip
+        h["targets"] = targets
+        h["notes"] = ["Lower each can onto its target inside the box: place_actor with the 3-dim target_pose."]
         return h
