@@ -18,6 +18,8 @@ LIFT_M = 0.10
 #: the held object is let go this far above its target (it drops the rest); higher only if the fingers would
 #: otherwise have no collision-free pose (e.g. right above the block it goes onto)
 RELEASE_ABOVE_M = (0.015, 0.03, 0.045)
+#: a round object (the burger) is grasped from above at any of this many wrist turns (every 30°)
+ROUND_GRASP_TURNS = 12
 
 
 class Hands:
@@ -30,8 +32,10 @@ class Hands:
         self.pose: dict[ArmSide, list[float]] = {s: world.arms[s].ee_pose().as_list() for s in ("left", "right")}
         self.grip: dict[ArmSide, float] = {s: 1.0 for s in ("left", "right")}
         self.home: dict[ArmSide, list[float]] = {s: list(p) for s, p in self.pose.items()}
+        self._reach: dict[tuple[Any, ...], bool] = {}
 
     def send(self) -> bool:
+        self._reach.clear()
         a = [*self.pose["left"], self.grip["left"], *self.pose["right"], self.grip["right"]]
         return self.c.ee(a).ok
 
@@ -42,30 +46,40 @@ class Hands:
         return Pose.from_matrix(_with_p(T, p)).as_list()
 
     def reachable(self, arm: ArmSide, pose: list[float]) -> bool:
-        """Whether ``arm`` has an IK solution for the EE pose ``[x, y, z, qw, qx, qy, qz]``."""
-        world: Any = self.c.world
-        sol, _ = world.planners[arm].ik(Pose.from_arrays(pose[:3], pose[3:]), world.arms[arm].joint_positions_rad())
-        return sol is not None
+        """Whether ``arm`` has an IK solution for the EE pose ``[x, y, z, qw, qx, qy, qz]``, checked against the
+        world as it is now (the other arm where it stands, what this arm holds), as the executor will plan it."""
+        key = (arm, *np.round(pose, 4).tolist())
+        if key not in self._reach:  # answers hold until the next action moves something
+            world: Any = self.c.world
+            world.skills.motion.sync_planner(arm, with_objects=False)
+            pose_w = Pose.from_arrays(pose[:3], pose[3:])
+            self._reach[key] = world.planners[arm].has_ik(pose_w, world.arms[arm].joint_positions_rad())
+        return self._reach[key]
 
-    def grasp_frames(self, obj: str) -> list[NDArray[np.float64]]:
-        """The object's grasp frames (4×4, x = approach) and their 180° turns about the approach axis."""
+    def grasp_frames(self, obj: str, turns: int = 2) -> list[NDArray[np.float64]]:
+        """The object's grasp frames (4×4, x = approach), each also turned about its approach axis by the
+        multiples of 360°/``turns`` (2: the 180° turn a parallel gripper allows; more for a round object, which
+        any turn of a top-down grasp still holds)."""
         o = self.c.world.objects[obj]
         out = []
         for k in sorted(k for k in o.local_points if k.startswith("cp")):
             T = np.asarray(o.point_world(k).to_transformation_matrix())
-            out.append(T)
-            flipped = T.copy()
-            flipped[:3, 1:3] = -T[:3, 1:3]
-            out.append(flipped)
+            for i in range(turns):
+                a = 2.0 * np.pi * i / turns
+                Rx = np.eye(4)
+                Rx[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+                out.append(T @ Rx)
         return out
 
-    def plan_pick(self, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None) -> list[list[float]] | None:
+    def plan_pick(
+        self, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, turns: int = 2
+    ) -> list[list[float]] | None:
         """EE poses [pre-grasp, grasp, lifted, above target, at target] for the first top-down grasp frame whose
         every pose the arm can reach (the target poses only when ``target_fp0`` is given). While carrying, the
         wrist may turn by a multiple of 90° about the vertical (a top-down grasp turns the object about its own
         vertical axis, so its bottom centre stays put) when that is what makes the target reachable."""
         fp0 = point(self.c.world, obj, "fp0")
-        for T in self.grasp_frames(obj):
+        for T in self.grasp_frames(obj, turns):
             if T[2, 0] > -0.5:  # only grasps from above
                 continue
             poses = []
@@ -102,9 +116,11 @@ def _with_p(T: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float6
     return out
 
 
-def _pick_place(h: Hands, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, release: bool = True) -> bool:
+def _pick_place(
+    h: Hands, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, release: bool = True, turns: int = 2
+) -> bool:
     """Grasp ``obj`` from above and (with a target) set its bottom centre down there; False if any step failed."""
-    poses = h.plan_pick(arm, obj, target_fp0)
+    poses = h.plan_pick(arm, obj, target_fp0, turns)
     if poses is None:
         h.c.trace.emit("error", where="expert", message=f"no reachable top-down grasp of {obj} for the {arm} arm")
         return False
@@ -204,9 +220,10 @@ def place_burger_fries_ee(c: ExpertContext) -> None:
     for obj, arm, drop in (("burger", "left", "drop_left"), ("fries", "right", "drop_right")):
         target = np.asarray(up(point(c.world, "tray", drop), 0.005))
         side: ArmSide = "left" if arm == "left" else "right"
-        if h.plan_pick(side, obj, target) is None:
+        turns = ROUND_GRASP_TURNS if obj == "burger" else 2
+        if h.plan_pick(side, obj, target, turns) is None:
             side = "right" if side == "left" else "left"
-        _pick_place(h, side, obj, target)
+        _pick_place(h, side, obj, target, turns=turns)
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
