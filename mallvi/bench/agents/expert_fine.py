@@ -33,9 +33,11 @@ class Hands:
         self.grip: dict[ArmSide, float] = {s: 1.0 for s in ("left", "right")}
         self.home: dict[ArmSide, list[float]] = {s: list(p) for s, p in self.pose.items()}
         self._reach: dict[tuple[Any, ...], bool] = {}
+        self._ends: dict[tuple[Any, ...], NDArray[np.float64] | None] = {}
 
     def send(self) -> bool:
         self._reach.clear()
+        self._ends.clear()
         a = [*self.pose["left"], self.grip["left"], *self.pose["right"], self.grip["right"]]
         return self.c.ee(a).ok
 
@@ -55,6 +57,34 @@ class Hands:
             pose_w = Pose.from_arrays(pose[:3], pose[3:])
             self._reach[key] = world.planners[arm].has_ik(pose_w, world.arms[arm].joint_positions_rad())
         return self._reach[key]
+
+    def move_end(
+        self, arm: ArmSide, pose: list[float], q_start: NDArray[np.float64], held: str | None
+    ) -> NDArray[np.float64] | None:
+        """The joint positions in which the executor's move of ``arm`` from ``q_start`` to ``pose`` would end, or
+        None if it would fail: planned as the executor plans it (a straight move; if that fails, IK among the
+        scene's objects, ``held`` not among them), in the world as it is now."""
+        key = (arm, held, *np.round(pose, 4).tolist(), *np.round(q_start, 3).tolist())
+        if key not in self._ends:  # answers hold until the next action moves something
+            world: Any = self.c.world
+            motion, planner = world.skills.motion, world.planners[arm]
+            target = Pose.from_arrays(pose[:3], pose[3:])
+            motion.sync_planner(arm, with_objects=False)
+            straight = planner.plan_straight(target, q_start)
+            if straight.ok:
+                self._ends[key] = np.asarray(straight.path_rad[-1], dtype=float)
+            else:
+                motion.sync_planner(arm, with_objects=True, exclude=frozenset({held} if held else set()))
+                self._ends[key], _ = planner.ik(target, q_start)
+        return self._ends[key]
+
+    def chain_ok(self, arm: ArmSide, poses: list[list[float]], q_start: NDArray[np.float64], held: str | None
+                 ) -> NDArray[np.float64] | None:  # fmt: skip
+        """The joint positions after the executor's moves through ``poses`` in turn, or None if one would fail."""
+        q: NDArray[np.float64] | None = q_start
+        for pose in poses:
+            q = self.move_end(arm, pose, q, held) if q is not None else None
+        return q
 
     def grasp_frames(self, obj: str, turns: int = 2) -> list[NDArray[np.float64]]:
         """The object's grasp frames (4×4, x = approach), each also turned about its approach axis by the
@@ -91,6 +121,10 @@ class Hands:
             poses.append([*up(grasp, LIFT_M), *poses[1][3:]])
             if not all(self.reachable(arm, p) for p in poses):
                 continue
+            world: Any = self.c.world
+            q_lift = self.chain_ok(arm, poses, world.arms[arm].joint_positions_rad(), None)
+            if q_lift is None:  # reachable, but the executor would not get there (e.g. no straight descent)
+                continue
             if target_fp0 is None:
                 return poses
             R_grasp = Pose.from_arrays(poses[1][:3], poses[1][3:]).as_matrix()[:3, :3]
@@ -102,7 +136,7 @@ class Hands:
                 T_at[:3, :3] = Rz @ R_grasp
                 q = Pose.from_matrix(T_at).quat_wxyz
                 carry = [[*up(at, LIFT_M), *q], [*at.tolist(), *q]]
-                if all(self.reachable(arm, p) for p in carry):
+                if all(self.reachable(arm, p) for p in carry) and self.chain_ok(arm, carry, q_lift, obj) is not None:
                     return poses + carry
         return None
 
