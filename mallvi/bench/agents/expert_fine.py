@@ -251,6 +251,7 @@ def place_burger_fries_ee(c: ExpertContext) -> None:
     """Burger with the left arm, fries with the right; an object whose top-down grasp the usual arm cannot turn
     its wrist to (the fries box is only graspable across its thin side) is taken by the other arm."""
     h = Hands(c)
+    h.send()  # hold still once: a burger or fries box placed overlapping the tray's rim is pushed out first
     for obj, arm, drop in (("burger", "left", "drop_left"), ("fries", "right", "drop_right")):
         target = np.asarray(up(point(c.world, "tray", drop), 0.005))
         side: ArmSide = "left" if arm == "left" else "right"
