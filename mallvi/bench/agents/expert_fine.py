@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,27 @@ LIFT_M = 0.10
 #: the held object is let go this far above its target (it drops the rest); higher only if the fingers would
 #: otherwise have no collision-free pose (e.g. right above the block it goes onto)
 RELEASE_ABOVE_M = (0.015, 0.03, 0.045)
+
+
+@dataclass(frozen=True)
+class GraspSpec:
+    """Which top-down grasps of an object the expert may use besides its grasp frames as they are: ``turns``
+    turns about the approach axis (2: the 180° a parallel gripper allows; more for a round object), slides
+    along the frame's z axis (along a handle or a loaf), and grasps across a round wall (``rim``: radius and
+    height in the object's frame, metres) every 45° around it."""
+
+    turns: int = 2
+    slides_m: tuple[float, ...] = (0.0,)
+    rim: tuple[float, float] | None = None
+
+
 #: a round object (the burger) is grasped from above at any of this many wrist turns (every 30°)
 ROUND_GRASP_TURNS = 12
+#: the skillet: along its handle (from its grasp point, + outwards; the handle spans -0.077..+0.043 m), or
+#: across its wall (mid-wall radius 0.0935 m, 7 mm below the wall's top) where the handle is out of reach
+PAN_GRASPS = GraspSpec(slides_m=(0.0, -0.03, -0.05, 0.03), rim=(0.0935, 0.028))
+#: the loaf (0.12 m long) also off its middle
+LOAF_GRASPS = GraspSpec(slides_m=(0.0, 0.03, -0.03))
 
 
 class Hands:
@@ -86,30 +106,46 @@ class Hands:
             q = self.move_end(arm, pose, q, held) if q is not None else None
         return q
 
-    def grasp_frames(self, obj: str, turns: int = 2) -> list[NDArray[np.float64]]:
-        """The object's grasp frames (4×4, x = approach), each also turned about its approach axis by the
-        multiples of 360°/``turns`` (2: the 180° turn a parallel gripper allows; more for a round object, which
-        any turn of a top-down grasp still holds)."""
+    def grasp_frames(self, obj: str, spec: GraspSpec = GraspSpec()) -> list[NDArray[np.float64]]:
+        """The object's grasp frames (4×4 in the world, x = approach, y = finger opening) widened by ``spec``."""
         o = self.c.world.objects[obj]
-        out = []
-        for k in sorted(k for k in o.local_points if k.startswith("cp")):
+        T_obj = np.asarray(o.frame_pose().to_transformation_matrix())
+        bases = []
+        for k, d in itertools.product(sorted(k for k in o.local_points if k.startswith("cp")), spec.slides_m):
             T = np.asarray(o.point_world(k).to_transformation_matrix())
-            for i in range(turns):
-                a = 2.0 * np.pi * i / turns
+            T[:3, 3] += d * T[:3, 2]
+            bases.append(T)
+        if spec.rim is not None:
+            radius_m, z_m = spec.rim
+            for phi in np.arange(8) * np.pi / 4:
+                radial = np.array([np.cos(phi), np.sin(phi), 0.0])
+                T = np.eye(4)
+                down = np.array([0.0, 0.0, -1.0])
+                T[:3, :3] = T_obj[:3, :3] @ np.column_stack([down, radial, np.cross(down, radial)])
+                T[:3, 3] = T_obj[:3, :3] @ (radius_m * radial + [0.0, 0.0, z_m]) + T_obj[:3, 3]
+                bases.append(T)
+        out = []
+        for T in bases:
+            for i in range(spec.turns):
+                a = 2.0 * np.pi * i / spec.turns
                 Rx = np.eye(4)
                 Rx[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
                 out.append(T @ Rx)
         return out
 
     def plan_pick(
-        self, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, turns: int = 2
+        self,
+        arm: ArmSide,
+        obj: str,
+        target_fp0: NDArray[np.float64] | None,
+        spec: GraspSpec = GraspSpec(),
     ) -> list[list[float]] | None:
         """EE poses [pre-grasp, grasp, lifted, above target, at target] for the first top-down grasp frame whose
-        every pose the arm can reach (the target poses only when ``target_fp0`` is given). While carrying, the
-        wrist may turn by a multiple of 90° about the vertical (a top-down grasp turns the object about its own
-        vertical axis, so its bottom centre stays put) when that is what makes the target reachable."""
+        every pose the executor can reach in turn (the target poses only when ``target_fp0`` is given). While
+        carrying, the wrist may turn by a multiple of 90° about the vertical when that is what makes the target
+        reachable; the object turns with it about the grasp, and the carry puts its bottom centre on the target."""
         fp0 = point(self.c.world, obj, "fp0")
-        for T in self.grasp_frames(obj, turns):
+        for T in self.grasp_frames(obj, spec):
             if T[2, 0] > -0.5:  # only grasps from above
                 continue
             poses = []
@@ -129,9 +165,10 @@ class Hands:
                 return poses
             R_grasp = Pose.from_arrays(poses[1][:3], poses[1][3:]).as_matrix()[:3, :3]
             for release_m, turn_rad in itertools.product(RELEASE_ABOVE_M, (0.0, np.pi / 2, -np.pi / 2, np.pi)):
-                at = np.asarray(up(grasp + (np.asarray(target_fp0) - fp0), release_m))
                 c, s = np.cos(turn_rad), np.sin(turn_rad)
                 Rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+                # the grasp's offset from the bottom centre turns with the wrist (a handle swings round the pan)
+                at = np.asarray(up(np.asarray(target_fp0) + Rz @ (grasp - fp0), release_m))
                 T_at = np.eye(4)
                 T_at[:3, :3] = Rz @ R_grasp
                 q = Pose.from_matrix(T_at).quat_wxyz
@@ -151,10 +188,15 @@ def _with_p(T: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float6
 
 
 def _pick_place(
-    h: Hands, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, release: bool = True, turns: int = 2
+    h: Hands,
+    arm: ArmSide,
+    obj: str,
+    target_fp0: NDArray[np.float64] | None,
+    release: bool = True,
+    spec: GraspSpec = GraspSpec(),
 ) -> bool:
     """Grasp ``obj`` from above and (with a target) set its bottom centre down there; False if any step failed."""
-    poses = h.plan_pick(arm, obj, target_fp0, turns)
+    poses = h.plan_pick(arm, obj, target_fp0, spec)
     if poses is None:
         h.c.trace.emit("error", where="expert", message=f"no reachable top-down grasp of {obj} for the {arm} arm")
         return False
@@ -255,29 +297,31 @@ def place_burger_fries_ee(c: ExpertContext) -> None:
     for obj, arm, drop in (("burger", "left", "drop_left"), ("fries", "right", "drop_right")):
         target = np.asarray(up(point(c.world, "tray", drop), 0.005))
         side: ArmSide = "left" if arm == "left" else "right"
-        turns = ROUND_GRASP_TURNS if obj == "burger" else 2
-        if h.plan_pick(side, obj, target, turns) is None:
+        spec = GraspSpec(turns=ROUND_GRASP_TURNS) if obj == "burger" else GraspSpec()
+        if h.plan_pick(side, obj, target, spec) is None:
             side = "right" if side == "left" else "left"
-        _pick_place(h, side, obj, target, turns=turns)
+        _pick_place(h, side, obj, target, spec=spec)
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
     """Bring the skillet by its handle to the middle, drop the bread into it on the table, then lift the skillet
     (holding the pan up first leaves the bread arm no reachable grasp in many layouts); if the bread cannot go
-    in on the table, lift the pan first and drop the bread into it."""
+    in on the table, lift the pan first and drop the bread into it. The handle may be taken anywhere along its
+    length and the loaf off its middle, whichever the arm reaches."""
     h = Hands(c)
     pan_arm = _near(c, "skillet")
     bread_arm: ArmSide = "right" if pan_arm == "left" else "left"
     pan_target = np.asarray(c.task.hints(c.world)["skillet_target"], dtype=float)
-    _pick_place(h, pan_arm, "skillet", pan_target)
+    _pick_place(h, pan_arm, "skillet", pan_target, spec=PAN_GRASPS)
     into_pan = np.asarray(up(point(c.world, "skillet", "center"), 0.03))
-    if h.plan_pick(bread_arm, "bread", into_pan) is not None:
-        if _pick_place(h, bread_arm, "bread", into_pan):
-            _pick_place(h, pan_arm, "skillet", None)
+    if h.plan_pick(bread_arm, "bread", into_pan, spec=LOAF_GRASPS) is not None:
+        if _pick_place(h, bread_arm, "bread", into_pan, spec=LOAF_GRASPS):
+            _pick_place(h, pan_arm, "skillet", None, spec=PAN_GRASPS)
         return
-    if not _pick_place(h, pan_arm, "skillet", None):
+    if not _pick_place(h, pan_arm, "skillet", None, spec=PAN_GRASPS):
         return
-    _pick_place(h, bread_arm, "bread", np.asarray(up(point(c.world, "skillet", "center"), 0.03)))
+    into_lifted_pan = np.asarray(up(point(c.world, "skillet", "center"), 0.03))
+    _pick_place(h, bread_arm, "bread", into_lifted_pan, spec=LOAF_GRASPS)
 
 
 FINE_SCRIPTS: dict[str, Script] = {
