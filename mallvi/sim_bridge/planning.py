@@ -63,6 +63,7 @@ PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
 ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation (and 0.1 mm in position) is done
 RRT_TIME_LIMIT_S = 2.0  # wall time per RRT-Connect attempt
 RRT_ATTEMPTS = 3  # attempts when the previous one timed out
+IK_THRESHOLD = 1e-3  # mplib's IK success threshold (position error + quaternion error)
 SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
 
 
@@ -202,6 +203,28 @@ class ArmPlanner:
         if status != "Success" or q is None:
             return None, f"no inverse-kinematics solution ({status})"
         return np.asarray(q, dtype=float)[self._arm_idx], "ok"
+
+    def has_ik(self, pose: Pose, q_start: NDArray[np.float64], n_init: int = 40) -> bool:
+        """Whether ``ik`` would find a solution: the same restarts and collision test, stopping at the first
+        solution instead of collecting all of them to pick the closest (a reachability check, several times
+        faster than ``ik`` when the pose is reachable)."""
+        pl = self._planner
+        goal = pl.robot.get_base_pose().inv() * _mp_pose(pose)
+        link = pl.link_name_2_idx[pl.move_group]
+        arm_idx = pl.move_group_joint_indices
+        q = self._full(q_start)
+        pl.robot.set_qpos(q, True)
+        with quiet_planner_output():
+            for _ in range(n_init):
+                q_ik, converged, _ = pl.pinocchio_model.compute_IK_CLIK(link, goal, q, [])
+                if converged and pl.wrap_joint_limit(q_ik):
+                    pl.planning_world.set_qpos_all(q_ik[arm_idx])
+                    if not pl.planning_world.check_collision():
+                        pl.pinocchio_model.compute_forward_kinematics(q_ik)
+                        if goal.distance(pl.pinocchio_model.get_link_pose(link)) < IK_THRESHOLD:
+                            return True
+                q = pl.pinocchio_model.get_random_configuration()
+        return False
 
     def _result(self, planner: str, raw: Mapping[str, object], t0: float, q_start: NDArray[np.float64]) -> PlanResult:
         dt = time.perf_counter() - t0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,27 @@ LIFT_M = 0.10
 RELEASE_ABOVE_M = (0.015, 0.03, 0.045)
 
 
+@dataclass(frozen=True)
+class GraspSpec:
+    """Which top-down grasps of an object the expert may use besides its grasp frames as they are: ``turns``
+    turns about the approach axis (2: the 180° a parallel gripper allows; more for a round object), slides
+    along the frame's z axis (along a handle or a loaf), and grasps across a round wall (``rim``: radius and
+    height in the object's frame, metres) every 45° around it."""
+
+    turns: int = 2
+    slides_m: tuple[float, ...] = (0.0,)
+    rim: tuple[float, float] | None = None
+
+
+#: a round object (the burger) is grasped from above at any of this many wrist turns (every 30°)
+ROUND_GRASP_TURNS = 12
+#: the skillet: along its handle (from its grasp point, + outwards; the handle spans -0.077..+0.043 m), or
+#: across its wall (mid-wall radius 0.0935 m, 7 mm below the wall's top) where the handle is out of reach
+PAN_GRASPS = GraspSpec(slides_m=(0.0, -0.03, -0.05, 0.03), rim=(0.0935, 0.028))
+#: the loaf (0.12 m long) also off its middle
+LOAF_GRASPS = GraspSpec(slides_m=(0.0, 0.03, -0.03))
+
+
 class Hands:
     """The commanded pose ([x, y, z, qw, qx, qy, qz]) and gripper of each arm; ``send`` issues one action."""
 
@@ -30,8 +52,12 @@ class Hands:
         self.pose: dict[ArmSide, list[float]] = {s: world.arms[s].ee_pose().as_list() for s in ("left", "right")}
         self.grip: dict[ArmSide, float] = {s: 1.0 for s in ("left", "right")}
         self.home: dict[ArmSide, list[float]] = {s: list(p) for s, p in self.pose.items()}
+        self._reach: dict[tuple[Any, ...], bool] = {}
+        self._ends: dict[tuple[Any, ...], NDArray[np.float64] | None] = {}
 
     def send(self) -> bool:
+        self._reach.clear()
+        self._ends.clear()
         a = [*self.pose["left"], self.grip["left"], *self.pose["right"], self.grip["right"]]
         return self.c.ee(a).ok
 
@@ -42,30 +68,84 @@ class Hands:
         return Pose.from_matrix(_with_p(T, p)).as_list()
 
     def reachable(self, arm: ArmSide, pose: list[float]) -> bool:
-        """Whether ``arm`` has an IK solution for the EE pose ``[x, y, z, qw, qx, qy, qz]``."""
-        world: Any = self.c.world
-        sol, _ = world.planners[arm].ik(Pose.from_arrays(pose[:3], pose[3:]), world.arms[arm].joint_positions_rad())
-        return sol is not None
+        """Whether ``arm`` has an IK solution for the EE pose ``[x, y, z, qw, qx, qy, qz]``, checked against the
+        world as it is now (the other arm where it stands, what this arm holds), as the executor will plan it."""
+        key = (arm, *np.round(pose, 4).tolist())
+        if key not in self._reach:  # answers hold until the next action moves something
+            world: Any = self.c.world
+            world.skills.motion.sync_planner(arm, with_objects=False)
+            pose_w = Pose.from_arrays(pose[:3], pose[3:])
+            self._reach[key] = world.planners[arm].has_ik(pose_w, world.arms[arm].joint_positions_rad())
+        return self._reach[key]
 
-    def grasp_frames(self, obj: str) -> list[NDArray[np.float64]]:
-        """The object's grasp frames (4×4, x = approach) and their 180° turns about the approach axis."""
+    def move_end(
+        self, arm: ArmSide, pose: list[float], q_start: NDArray[np.float64], held: str | None
+    ) -> NDArray[np.float64] | None:
+        """The joint positions in which the executor's move of ``arm`` from ``q_start`` to ``pose`` would end, or
+        None if it would fail: planned as the executor plans it (a straight move; if that fails, IK among the
+        scene's objects, ``held`` not among them), in the world as it is now."""
+        key = (arm, held, *np.round(pose, 4).tolist(), *np.round(q_start, 3).tolist())
+        if key not in self._ends:  # answers hold until the next action moves something
+            world: Any = self.c.world
+            motion, planner = world.skills.motion, world.planners[arm]
+            target = Pose.from_arrays(pose[:3], pose[3:])
+            motion.sync_planner(arm, with_objects=False)
+            straight = planner.plan_straight(target, q_start)
+            if straight.ok:
+                self._ends[key] = np.asarray(straight.path_rad[-1], dtype=float)
+            else:
+                motion.sync_planner(arm, with_objects=True, exclude=frozenset({held} if held else set()))
+                self._ends[key], _ = planner.ik(target, q_start)
+        return self._ends[key]
+
+    def chain_ok(self, arm: ArmSide, poses: list[list[float]], q_start: NDArray[np.float64], held: str | None
+                 ) -> NDArray[np.float64] | None:  # fmt: skip
+        """The joint positions after the executor's moves through ``poses`` in turn, or None if one would fail."""
+        q: NDArray[np.float64] | None = q_start
+        for pose in poses:
+            q = self.move_end(arm, pose, q, held) if q is not None else None
+        return q
+
+    def grasp_frames(self, obj: str, spec: GraspSpec = GraspSpec()) -> list[NDArray[np.float64]]:
+        """The object's grasp frames (4×4 in the world, x = approach, y = finger opening) widened by ``spec``."""
         o = self.c.world.objects[obj]
-        out = []
-        for k in sorted(k for k in o.local_points if k.startswith("cp")):
+        T_obj = np.asarray(o.frame_pose().to_transformation_matrix())
+        bases = []
+        for k, d in itertools.product(sorted(k for k in o.local_points if k.startswith("cp")), spec.slides_m):
             T = np.asarray(o.point_world(k).to_transformation_matrix())
-            out.append(T)
-            flipped = T.copy()
-            flipped[:3, 1:3] = -T[:3, 1:3]
-            out.append(flipped)
+            T[:3, 3] += d * T[:3, 2]
+            bases.append(T)
+        if spec.rim is not None:
+            radius_m, z_m = spec.rim
+            for phi in np.arange(8) * np.pi / 4:
+                radial = np.array([np.cos(phi), np.sin(phi), 0.0])
+                T = np.eye(4)
+                down = np.array([0.0, 0.0, -1.0])
+                T[:3, :3] = T_obj[:3, :3] @ np.column_stack([down, radial, np.cross(down, radial)])
+                T[:3, 3] = T_obj[:3, :3] @ (radius_m * radial + [0.0, 0.0, z_m]) + T_obj[:3, 3]
+                bases.append(T)
+        out = []
+        for T in bases:
+            for i in range(spec.turns):
+                a = 2.0 * np.pi * i / spec.turns
+                Rx = np.eye(4)
+                Rx[1:3, 1:3] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+                out.append(T @ Rx)
         return out
 
-    def plan_pick(self, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None) -> list[list[float]] | None:
+    def plan_pick(
+        self,
+        arm: ArmSide,
+        obj: str,
+        target_fp0: NDArray[np.float64] | None,
+        spec: GraspSpec = GraspSpec(),
+    ) -> list[list[float]] | None:
         """EE poses [pre-grasp, grasp, lifted, above target, at target] for the first top-down grasp frame whose
-        every pose the arm can reach (the target poses only when ``target_fp0`` is given). While carrying, the
-        wrist may turn by a multiple of 90° about the vertical (a top-down grasp turns the object about its own
-        vertical axis, so its bottom centre stays put) when that is what makes the target reachable."""
+        every pose the executor can reach in turn (the target poses only when ``target_fp0`` is given). While
+        carrying, the wrist may turn by a multiple of 90° about the vertical when that is what makes the target
+        reachable; the object turns with it about the grasp, and the carry puts its bottom centre on the target."""
         fp0 = point(self.c.world, obj, "fp0")
-        for T in self.grasp_frames(obj):
+        for T in self.grasp_frames(obj, spec):
             if T[2, 0] > -0.5:  # only grasps from above
                 continue
             poses = []
@@ -77,18 +157,23 @@ class Hands:
             poses.append([*up(grasp, LIFT_M), *poses[1][3:]])
             if not all(self.reachable(arm, p) for p in poses):
                 continue
+            world: Any = self.c.world
+            q_lift = self.chain_ok(arm, poses, world.arms[arm].joint_positions_rad(), None)
+            if q_lift is None:  # reachable, but the executor would not get there (e.g. no straight descent)
+                continue
             if target_fp0 is None:
                 return poses
             R_grasp = Pose.from_arrays(poses[1][:3], poses[1][3:]).as_matrix()[:3, :3]
             for release_m, turn_rad in itertools.product(RELEASE_ABOVE_M, (0.0, np.pi / 2, -np.pi / 2, np.pi)):
-                at = np.asarray(up(grasp + (np.asarray(target_fp0) - fp0), release_m))
                 c, s = np.cos(turn_rad), np.sin(turn_rad)
                 Rz = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+                # the grasp's offset from the bottom centre turns with the wrist (a handle swings round the pan)
+                at = np.asarray(up(np.asarray(target_fp0) + Rz @ (grasp - fp0), release_m))
                 T_at = np.eye(4)
                 T_at[:3, :3] = Rz @ R_grasp
                 q = Pose.from_matrix(T_at).quat_wxyz
                 carry = [[*up(at, LIFT_M), *q], [*at.tolist(), *q]]
-                if all(self.reachable(arm, p) for p in carry):
+                if all(self.reachable(arm, p) for p in carry) and self.chain_ok(arm, carry, q_lift, obj) is not None:
                     return poses + carry
         return None
 
@@ -102,9 +187,16 @@ def _with_p(T: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float6
     return out
 
 
-def _pick_place(h: Hands, arm: ArmSide, obj: str, target_fp0: NDArray[np.float64] | None, release: bool = True) -> bool:
+def _pick_place(
+    h: Hands,
+    arm: ArmSide,
+    obj: str,
+    target_fp0: NDArray[np.float64] | None,
+    release: bool = True,
+    spec: GraspSpec = GraspSpec(),
+) -> bool:
     """Grasp ``obj`` from above and (with a target) set its bottom centre down there; False if any step failed."""
-    poses = h.plan_pick(arm, obj, target_fp0)
+    poses = h.plan_pick(arm, obj, target_fp0, spec)
     if poses is None:
         h.c.trace.emit("error", where="expert", message=f"no reachable top-down grasp of {obj} for the {arm} arm")
         return False
@@ -201,31 +293,35 @@ def place_burger_fries_ee(c: ExpertContext) -> None:
     """Burger with the left arm, fries with the right; an object whose top-down grasp the usual arm cannot turn
     its wrist to (the fries box is only graspable across its thin side) is taken by the other arm."""
     h = Hands(c)
+    h.send()  # hold still once: a burger or fries box placed overlapping the tray's rim is pushed out first
     for obj, arm, drop in (("burger", "left", "drop_left"), ("fries", "right", "drop_right")):
         target = np.asarray(up(point(c.world, "tray", drop), 0.005))
         side: ArmSide = "left" if arm == "left" else "right"
-        if h.plan_pick(side, obj, target) is None:
+        spec = GraspSpec(turns=ROUND_GRASP_TURNS) if obj == "burger" else GraspSpec()
+        if h.plan_pick(side, obj, target, spec) is None:
             side = "right" if side == "left" else "left"
-        _pick_place(h, side, obj, target)
+        _pick_place(h, side, obj, target, spec=spec)
 
 
 def place_bread_skillet_ee(c: ExpertContext) -> None:
     """Bring the skillet by its handle to the middle, drop the bread into it on the table, then lift the skillet
     (holding the pan up first leaves the bread arm no reachable grasp in many layouts); if the bread cannot go
-    in on the table, lift the pan first and drop the bread into it."""
+    in on the table, lift the pan first and drop the bread into it. The handle may be taken anywhere along its
+    length and the loaf off its middle, whichever the arm reaches."""
     h = Hands(c)
     pan_arm = _near(c, "skillet")
     bread_arm: ArmSide = "right" if pan_arm == "left" else "left"
     pan_target = np.asarray(c.task.hints(c.world)["skillet_target"], dtype=float)
-    _pick_place(h, pan_arm, "skillet", pan_target)
+    _pick_place(h, pan_arm, "skillet", pan_target, spec=PAN_GRASPS)
     into_pan = np.asarray(up(point(c.world, "skillet", "center"), 0.03))
-    if h.plan_pick(bread_arm, "bread", into_pan) is not None:
-        if _pick_place(h, bread_arm, "bread", into_pan):
-            _pick_place(h, pan_arm, "skillet", None)
+    if h.plan_pick(bread_arm, "bread", into_pan, spec=LOAF_GRASPS) is not None:
+        if _pick_place(h, bread_arm, "bread", into_pan, spec=LOAF_GRASPS):
+            _pick_place(h, pan_arm, "skillet", None, spec=PAN_GRASPS)
         return
-    if not _pick_place(h, pan_arm, "skillet", None):
+    if not _pick_place(h, pan_arm, "skillet", None, spec=PAN_GRASPS):
         return
-    _pick_place(h, bread_arm, "bread", np.asarray(up(point(c.world, "skillet", "center"), 0.03)))
+    into_lifted_pan = np.asarray(up(point(c.world, "skillet", "center"), 0.03))
+    _pick_place(h, bread_arm, "bread", into_lifted_pan, spec=LOAF_GRASPS)
 
 
 FINE_SCRIPTS: dict[str, Script] = {
