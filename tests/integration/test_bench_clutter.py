@@ -183,3 +183,15 @@ def test_a_cluttered_tier2_scene_shows_its_distractors_and_perception_lists_them
             "wood", "cloth", "stone", "tiles", "stripes", "paint")
         colours = make_perception("color").describe(obs)
         assert len(colours.objects) > 3, "the colour detector sees the distractors too"
+
+
+def test_the_prompt_facts_name_the_task_objects_not_the_distractors() -> None:
+    from mallvi.bench.agents.single_info import example_reply
+    from mallvi.bench.tasks.base import task_object_names
+
+    with _world("handover_mic", 200060) as w:
+        assert _distractors(w), "a cluttered table"
+        facts = get_task("handover_mic").hints(w)["objects"]
+        assert sorted(facts) == ["microphone"]
+        example = example_reply(task_object_names(w), "planning")
+        assert example["executable_plan"][0]["parameters"]["actor"] == "microphone"

@@ -103,8 +103,9 @@ class BenchTask(ABC):
         return self.evaluate(world).success
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
-        """Facts for the planner's prompt: object positions (live), plus task-specific targets."""
-        return {"objects": {n: _round(pos(world, n)) for n in sorted(world.objects)}}
+        """Facts for the planner's prompt: the task objects' positions (live; distractors are left to the
+        images, as in the original's assistant info), plus task-specific targets."""
+        return {"objects": {n: _round(pos(world, n)) for n in task_object_names(world)}}
 
     def allocation_refusal(self, world: BenchWorld, actor: str, arm: ArmSide) -> str | None:
         """The benchmark's refusal message if ``arm`` may not grasp ``actor`` (too far across), else None."""
@@ -115,6 +116,12 @@ class BenchTask(ABC):
         if (arm == "left" and x > t) or (arm == "right" and x < -t):
             return f"target {actor} is too far, {arm} arm can not finish this 'grasp' action! Please use another arm!"
         return None
+
+
+def task_object_names(world: BenchWorld) -> list[str]:
+    """The scene's objects without its distractors (sorted)."""
+    distractors = set(world.metadata.get("clutter") or ())
+    return sorted(n for n in world.objects if n not in distractors)
 
 
 def pos(world: BenchWorld, name: str) -> NDArray[np.float64]:
