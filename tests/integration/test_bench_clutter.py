@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -195,3 +198,24 @@ def test_the_prompt_facts_name_the_task_objects_not_the_distractors() -> None:
         assert sorted(facts) == ["microphone"]
         example = example_reply(task_object_names(w), "planning")
         assert example["executable_plan"][0]["parameters"]["actor"] == "microphone"
+
+
+def test_episode_records_results_and_table_say_which_randomisation_ran(tmp_path: Path) -> None:
+    from mallvi.bench.config import BenchConfig
+    from mallvi.bench.runner import RunDirError, run_bench
+
+    cfg = BenchConfig(tier="grounding", tasks=("grounding_cluttered",), episodes=1, seed_start=200070,
+                      agent="expert", save_images=False)  # fmt: skip
+    results = run_bench(cfg, tmp_path / "run")
+    rec = json.loads((tmp_path / "run" / "episodes.jsonl").read_text().splitlines()[0])
+    dom = rec["randomization"]
+    assert dom["profile"] == "config_spatial_cluttered" and dom["cluttered"]
+    assert dom["distractors"]["count"] == len(dom["distractors"]["objects"]) == len(
+        [n for n in rec["final_xyz"] if n.startswith("clutter_")])
+    summary = results["tasks"]["grounding_cluttered"]["randomization"]
+    assert summary["profiles"] == ["config_spatial_cluttered"] and summary["cluttered"]
+    assert summary["distractors"]["max"] == dom["distractors"]["count"]
+    table = (tmp_path / "run" / "table.md").read_text()
+    assert "Domain randomisation: the original's per task" in table and "grounding_cluttered (" in table
+    with pytest.raises(RunDirError, match="other settings"):  # a plain-table run is another run
+        run_bench(replace(cfg, randomization="none"), tmp_path / "run")
