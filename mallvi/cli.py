@@ -452,7 +452,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                           agent=args.agent, backend=args.backend, perception=args.perception,
                           contingency=args.contingency, llm=llm, save_images=not args.no_images,
                           single_mode=args.single_mode, reuse=not args.no_reuse,
-                          station=args.station, calibration=args.calibration)  # fmt: skip
+                          station=args.station, calibration=args.calibration,
+                          randomization=args.randomization)  # fmt: skip
         if args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
         with _native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
@@ -586,6 +587,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--single-mode", choices=["mallvi", "paper"], default="mallvi",
                    help="single agent, Tier 2: 'paper' freezes the episode after a failed motion plan as the original "
                         "benchmark's code does (default: mallvi, a failed plan is a failed action)")
+    p.add_argument("--randomization", choices=["original", "none"], default="original",
+                   help="original (default): each task's table texture, light colours and distractors as the "
+                        "original benchmark configures them; none: a plain, uncluttered table")
     p.add_argument("--example-images", metavar="DIR",
                    help="single agent: a folder of <task>.png example images sent with every turn")
     p.add_argument("--no-reuse", action="store_true",

@@ -2,7 +2,9 @@
 
 Each task's scene lives with its task here (tasks whose ``shared_scene`` is None build their own); a task brings
 its success check, so ``mallvi run --task place_cans_plasticbox`` without an instruction is judged the way the
-benchmark judges it. The catalogue is a new object each call; the shared scene registry is never changed.
+benchmark judges it. A task's scene comes on a plain table here (no distractors, textures or light colours:
+``--randomization none``), so a free instruction names what is on it; ``mallvi bench`` runs the original's
+randomisation. The catalogue is a new object each call; the shared scene registry is never changed.
 """
 
 from __future__ import annotations
@@ -17,5 +19,5 @@ def scene_catalog() -> SceneCatalog:
     entries = {name: base.get(name) for name in base.names()}
     for name, cls in TASKS.items():
         task = cls()
-        entries[name] = CatalogEntry(task.scene_spec(), task.check_success)
+        entries[name] = CatalogEntry(task.scene_spec("none"), task.check_success)
     return SceneCatalog(entries)

@@ -14,6 +14,8 @@ CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
 #: how the single agent's Tier 2 episodes treat a failed motion plan: "mallvi" reports it as a failed action;
 #: "paper" does what the original benchmark's code does (reports success, then every later motion does nothing)
 SINGLE_MODES = ("mallvi", "paper")
+#: a task's domain randomisation: "original" as the original benchmark's task config, "none" a plain table
+RANDOMIZATIONS = ("original", "none")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class BenchConfig:
         station: "sim" (the simulator's Station) or "twin" (the rig's Station on the simulated twin; the graph
             agents only, with ``calibration``).
         calibration: the twin's calibration YAML (from `mallvi calibrate --robot twin`).
+        randomization: "original" (each task's domain randomisation as the original configures it: textures,
+            light colours, a cluttered table where it has one; ``bench/domains.py``) or "none" (plain table).
     """
 
     tier: TierName
@@ -53,6 +57,7 @@ class BenchConfig:
     reuse: bool = True
     station: str = "sim"
     calibration: str | None = None
+    randomization: str = "original"
 
     def __post_init__(self) -> None:
         if self.station not in ("sim", "twin"):
@@ -76,6 +81,10 @@ class BenchConfig:
             raise ValueError(f"--perception must be sim, color or neural, got {self.perception!r}")
         if self.contingency not in CONTINGENCY_LEVELS:
             raise ValueError(f"--contingency must be one of {', '.join(CONTINGENCY_LEVELS)}, got {self.contingency!r}")
+        if self.randomization not in RANDOMIZATIONS:
+            raise ValueError(
+                f"--randomization must be one of {', '.join(RANDOMIZATIONS)}, got {self.randomization!r}"
+            )
         if self.single_mode not in SINGLE_MODES:
             raise ValueError(f"--single-mode must be one of {', '.join(SINGLE_MODES)}, got {self.single_mode!r}")
         examples = self.llm.get("example_images")
@@ -95,7 +104,8 @@ class BenchConfig:
     def identity(self) -> dict[str, Any]:
         """The settings that must match for a rerun to resume this run's episodes."""
         ident = {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
-                                                                 "perception", "contingency")}  # fmt: skip
+                                                                 "perception", "contingency",
+                                                                 "randomization")}  # fmt: skip
         if self.single_mode != "mallvi":  # only when set, so folders written before the option still resume
             ident["single_mode"] = self.single_mode
         if self.station != "sim":  # likewise

@@ -69,12 +69,13 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     try:
         with clock.phase("setup"):
             world = SimWorld.create(
-                task.scene_spec(), seed, render=needs_render(cfg, task),
+                task.scene_spec(cfg.randomization), seed, render=needs_render(cfg, task),
                 grasp_refusal_threshold_m=task.allocation_threshold_m, **_contingency_kw(cfg),
             )  # fmt: skip
     except SceneSetupError as e:
         record.update(status="skipped", success=False, score=None, message=str(e), wall_s=time.perf_counter() - t0)
         return record
+    record["randomization"] = world.metadata.get("domain")
     if cfg.reuse:
         reuse_renders(world)
     instrument_world(clock, world)

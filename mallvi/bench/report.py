@@ -35,6 +35,7 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
             "complete": agg.episodes >= cfg.episodes,
             "cost": cost_totals(counted),
             "failures": [_failure(r) for r in counted if not r.get("success")],
+            "randomization": randomization_summary(counted),
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score
@@ -45,6 +46,24 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
         }
         tasks[task] = entry
     return tasks
+
+
+def randomization_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which domain randomisation the episodes ran: the profile(s), whether the table was cluttered, and the
+    number of distractors placed (min, mean, max over the episodes); None when no record says."""
+    doms = [r["randomization"] for r in records if isinstance(r.get("randomization"), dict)]
+    if not doms:
+        return None
+    counts = [int(d["distractors"]["count"]) for d in doms if isinstance(d.get("distractors"), dict)]
+    out: dict[str, Any] = {
+        "profiles": sorted({str(d.get("profile")) for d in doms}),
+        "cluttered": any(bool(d.get("cluttered")) for d in doms),
+        "textured_tables": sum(1 for d in doms if d.get("table_texture")),
+        "random_light": sum(1 for d in doms if d.get("light")),
+    }
+    if counts:
+        out["distractors"] = {"min": min(counts), "mean": round(sum(counts) / len(counts), 2), "max": max(counts)}
+    return out
 
 
 def _failure(record: dict[str, Any]) -> dict[str, Any]:
@@ -132,6 +151,16 @@ def _mode_lines(cfg: BenchConfig) -> list[str]:
     return [f"Single agent, {MODE_NOTES[cfg.single_mode]}.", ""]
 
 
+def _randomization_line(cfg: BenchConfig, tasks: dict[str, Any]) -> str:
+    """One sentence on the domain randomisation the episodes ran."""
+    if cfg.randomization == "none":
+        return "Domain randomisation: none (plain table, no distractors; table height offset only)."
+    cluttered = [f"{k} ({v['randomization']['distractors']['mean']:.1f})" for k, v in tasks.items()
+                 if (v.get("randomization") or {}).get("distractors")]  # fmt: skip
+    text = "Domain randomisation: the original's per task (table texture, light colours, table height offset)"
+    return text + (f"; distractors, mean per episode: {', '.join(cluttered)}." if cluttered else "; no clutter.")
+
+
 def _fmt(v: float | None, digits: int = 1) -> str:
     return "—" if v is None else f"{v:.{digits}f}"
 
@@ -148,13 +177,15 @@ def render_table(
         "",
         *_mode_lines(cfg),
         f"{unit}; ours over n episodes from seed {cfg.seed_start}; paper: 100 episodes per task.",
+        _randomization_line(cfg, tasks),
         "",
         "| task | id | ours | n | " + " | ".join(shown) + " |",
         "|---|---|---|---|" + "---|" * len(shown),
     ]
     note = privileged_note(cfg)
     if note:
-        lines[4:4] = [f"**{note}**: not comparable with the paper's models, which see an RGB image.", ""]
+        at = next(i for i, line in enumerate(lines) if line.startswith("| task"))
+        lines[at:at] = [f"**{note}**: not comparable with the paper's models, which see an RGB image.", ""]
     for task, t in tasks.items():
         ours = t["score"] if tier == "grounding" else (100.0 * t["success_rate"] if t["episodes"] else None)
         cells = [_fmt(anchors.task_scores(tier, m).get(task)) for m in shown]

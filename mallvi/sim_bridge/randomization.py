@@ -1,4 +1,5 @@
-"""Seeded randomisation for scenes: placements with spacing, yaw, colours, lighting and clutter.
+"""Seeded randomisation for scenes: placements with spacing, yaw, colours and lighting (distractors:
+distractors.py; textures and light colours of the original's configs: domain.py).
 
 Every function draws only from the ``np.random.Generator`` it is given, so a scene built from these helpers is a
 pure function of (scene name, seed). Placement failures raise ``SceneSetupError`` (the benchmark skips the seed).
@@ -6,7 +7,6 @@ pure function of (scene name, seed). Placement failures raise ``SceneSetupError`
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,10 +15,8 @@ import numpy as np
 import sapien
 
 from mallvi.contracts.geometry import ArmSide
-from mallvi.sim_bridge.objects import BLOCK_COLORS, CLUTTER_KINDS, PALETTE, RGB, make_clutter, rgb_of, yaw_quat
+from mallvi.sim_bridge.objects import BLOCK_COLORS, RGB, rgb_of, yaw_quat
 from mallvi.sim_bridge.scene_spec import SceneSetupError, SimObject
-
-log = logging.getLogger(__name__)
 
 Vec3 = tuple[float, float, float]
 
@@ -194,45 +192,3 @@ def keep_out_of(objects: Iterable[SimObject], margin_m: float = 0.03) -> list[Ke
         p = o.pose.p
         out.append(KeepOut(float(p[0]), float(p[1]), footprint_radius_m(o) + margin_m))
     return out
-
-
-CLUTTER_REGION = Region(-0.5, 0.5, -0.2, 0.28)
-CLUTTER_RADIUS_M = 0.06  # covers the largest clutter footprint (the 0.11 m marker)
-
-
-def add_clutter(
-    scene: sapien.Scene,
-    rng: np.random.Generator,
-    table_top_z: float,
-    *,
-    keep_out: Sequence[KeepOut],
-    max_count: int = 10,
-    absent_prob: float = 0.02,
-    region: Region = CLUTTER_REGION,
-    max_tries: int = 60,
-) -> dict[str, SimObject]:
-    """Up to ``max_count`` clutter objects ("clutter_0".."clutter_9") away from ``keep_out`` and from each other.
-
-    Each slot is independently absent with probability ``absent_prob`` (the benchmark's 2%); a slot that finds no
-    free spot after ``max_tries`` draws is left empty (clutter is optional, so this is not an error).
-    """
-    objects: dict[str, SimObject] = {}
-    taken = list(keep_out)
-    for i in range(max_count):
-        absent = rng.random() < absent_prob
-        kind = CLUTTER_KINDS[int(rng.integers(len(CLUTTER_KINDS)))]
-        color = list(PALETTE)[int(rng.integers(len(PALETTE)))]
-        yaw = random_yaw(rng)
-        xy = None
-        for _ in range(max_tries):
-            x, y = region.sample(rng)
-            if all(math.hypot(x - k.x, y - k.y) >= k.radius_m + CLUTTER_RADIUS_M for k in taken):
-                xy = (x, y)
-                break
-        if absent or xy is None:
-            log.debug("clutter slot %d left empty (absent=%s)", i, absent)
-            continue
-        name = f"clutter_{i}"
-        objects[name] = make_clutter(scene, name, table_pose(xy[0], xy[1], table_top_z, yaw), kind=kind, color=color)
-        taken.append(KeepOut(xy[0], xy[1], CLUTTER_RADIUS_M))
-    return objects

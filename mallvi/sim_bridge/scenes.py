@@ -16,18 +16,16 @@ from typing import Any
 import numpy as np
 import sapien
 
+from mallvi.sim_bridge.distractors import Area, ClutterSpec
+from mallvi.sim_bridge.domain import DomainSpec, with_domain
 from mallvi.sim_bridge.objects import make_block, make_pad
 from mallvi.sim_bridge.randomization import (
     KeepOut,
     Region,
-    add_clutter,
-    apply_lighting,
     choose_colors,
     jitter_rgb,
-    keep_out_of,
     random_side,
     random_yaw,
-    sample_lighting,
     sample_positions,
     side_region,
     table_pose,
@@ -241,13 +239,11 @@ def _build_grounding_dense(scene: sapien.Scene, rng: np.random.Generator, table_
     return SceneContents(objects, GROUNDING_INSTRUCTION, meta)
 
 
-def _build_grounding_cluttered(scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
-    blocks, regions, half = _sparse_blocks(scene, rng, table_top_z)
-    clutter = add_clutter(scene, rng, table_top_z, keep_out=keep_out_of(blocks.values(), margin_m=0.03))
-    apply_lighting(scene, sample_lighting(rng))
-    meta = _meta(blocks, regions, table_top_z, block_half_size_m=half, min_spacing_m=0.1,
-                 initial_sides=_sides(blocks), score_sigma_m=0.025, clutter=list(clutter))
-    return SceneContents({**blocks, **clutter}, GROUNDING_INSTRUCTION, meta)
+#: the original's cluttered spatial setting: blocks padded by 0.05 m, its ranking row kept free, our pedestals
+SPATIAL_CLUTTER = ClutterSpec(
+    padding_m=0.05,
+    work_areas=(Area(-0.17, -0.22, 0.17, -0.12), Area(-0.45, -0.34, -0.25, -0.20), Area(0.25, -0.34, 0.45, -0.20)),
+)
 
 
 # ---------------------------------------------------------------- registration (the one place)
@@ -290,11 +286,11 @@ def _builtin_specs() -> list[SceneSpec]:
             description="Five cubes (half-size 0.025; red, yellow, blue, green, black), each on a random side, "
                         "|x| ∈ [0.02, 0.28], y ∈ [-0.16, 0.10], centres ≥ 0.10 m apart.",
         ),
-        SceneSpec(
-            "grounding_cluttered", _build_grounding_cluttered, tags=("st-bibench", "grounding"),
-            description="grounding_sparse plus up to 10 clutter objects (each absent with 2% chance) kept clear "
-                        "of the cubes, and randomised lighting.",
-        ),
+        with_domain(SceneSpec(
+            "grounding_cluttered", _build_grounding_sparse, tags=("st-bibench", "grounding"),
+            description="grounding_sparse plus up to 10 distractors (none at all with 2% chance) outside the cubes' "
+                        "areas padded by 0.05 m and the ranking row in front of the robot.",
+        ), DomainSpec("config_spatial_cluttered", visual=None, clutter=SPATIAL_CLUTTER)),
         SceneSpec(
             "blocks_free", _build_blocks_free, tags=("free",),
             description="Three or four 5 cm cubes of distinct random colours at x ∈ [-0.28, 0.28], "

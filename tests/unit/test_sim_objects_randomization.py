@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,11 +11,11 @@ import sapien
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mallvi.sim_bridge.distractors import Area, ClutterSpec, place_distractors
 from mallvi.sim_bridge.objects import BLOCK_COLORS, PALETTE, rgb_of
 from mallvi.sim_bridge.randomization import (
     KeepOut,
     Region,
-    add_clutter,
     choose_colors,
     jitter_rgb,
     sample_positions,
@@ -70,17 +71,20 @@ def test_colours_are_distinct_and_jitter_stays_close() -> None:
         rgb_of("mauve")
 
 
-def test_clutter_stays_away_from_task_objects_and_can_be_absent() -> None:
-    keep = [KeepOut(0.1, 0.0, 0.06), KeepOut(-0.15, -0.05, 0.06)]
-    full = add_clutter(sapien.Scene(), np.random.default_rng(11), 0.74, keep_out=keep, absent_prob=0.0)
+def test_distractors_stay_out_of_prohibited_areas_and_can_be_absent() -> None:
+    keep = (Area(0.04, -0.06, 0.16, 0.06), Area(-0.21, -0.11, -0.09, 0.01))
+    spec = ClutterSpec(work_areas=keep, clean_rate=0.0)
+    full = place_distractors(sapien.Scene(), np.random.default_rng(11), 0.74, spec, []).objects
     assert 5 <= len(full) <= 10
     for obj in full.values():
         x, y, z = obj.pose.p
         assert z == pytest.approx(0.741)
-        assert all(math.hypot(x - k.x, y - k.y) >= k.radius_m for k in keep)
-        assert obj.label != "block", "clutter must not pass for a task block"
-    assert add_clutter(sapien.Scene(), np.random.default_rng(11), 0.74, keep_out=keep, absent_prob=1.0) == {}
-    again = add_clutter(sapien.Scene(), np.random.default_rng(11), 0.74, keep_out=keep, absent_prob=0.0)
+        r = 0.5 * math.hypot(obj.size_m[0], obj.size_m[1])
+        assert not any(a.near(x, y, r) for a in keep)
+        assert obj.label != "block", "a distractor must not pass for a task block"
+    empty = place_distractors(sapien.Scene(), np.random.default_rng(11), 0.74, replace(spec, clean_rate=1.0), [])
+    assert empty.objects == {} and empty.clean
+    again = place_distractors(sapien.Scene(), np.random.default_rng(11), 0.74, spec, []).objects
     assert [(o.label, o.color, o.pose.p.tolist()) for o in again.values()] == [
         (o.label, o.color, o.pose.p.tolist()) for o in full.values()
     ]

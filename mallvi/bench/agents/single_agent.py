@@ -28,7 +28,7 @@ from mallvi.bench.agents.single_info import example_reply, guide
 from mallvi.bench.agents.single_parse import lenient_action
 from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.config import BenchConfig
-from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.bench.tasks.base import BenchTask, BenchWorld, task_object_names
 from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.graph.backends.llm_errors import describe
 from mallvi.tracing.trace import TraceWriter
@@ -133,7 +133,7 @@ class SingleAgent:
         example_png = self.example_image(task.name)
         text = planning_prompt(
             task.name, instruction, task.tier, task.chunk, task.hints(world), history, first_turn=turn == 0,
-            guide=guide(task.name, task.tier), example=example_reply(sorted(world.objects), task.tier),
+            guide=guide(task.name, task.tier), example=example_reply(task_object_names(world), task.tier),
             example_image=example_png is not None,
         )  # fmt: skip
         raw = self._ask(text, world, third_view=True, example_png=example_png)

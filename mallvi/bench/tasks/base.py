@@ -11,11 +11,13 @@ import numpy as np
 import sapien
 from numpy.typing import NDArray
 
+from mallvi.bench.domains import task_domain
 from mallvi.bench.tasks.conditions import Condition, Evaluation, above, below
 from mallvi.bench.tiers import TierName
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import SkillAPI
+from mallvi.sim_bridge.domain import with_domain
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError, SceneSpec, SimObject
 from mallvi.sim_bridge.scenes import get_scene
 
@@ -69,17 +71,20 @@ class BenchTask(ABC):
     #: the name of a scene in the shared registry (mallvi.sim_bridge.scenes); None = ``build_scene`` here
     shared_scene: ClassVar[str | None] = None
 
-    def scene_spec(self) -> SceneSpec:
-        """The scene this task runs in."""
+    def scene_spec(self, randomization: str = "original") -> SceneSpec:
+        """The scene this task runs in, with the original's domain randomisation for this task
+        (``bench/domains.py``: textures, light colours, distractors) or, ``randomization="none"``, without."""
         if self.shared_scene is not None:
-            return get_scene(self.shared_scene)
-        return SceneSpec(
-            name=self.name,
-            build=self.build_scene,
-            arm_spacing_m=self.arm_spacing_m,
-            description=self.instruction,
-            tags=("st-bibench", self.tier),
-        )
+            spec = get_scene(self.shared_scene)
+        else:
+            spec = SceneSpec(
+                name=self.name,
+                build=self.build_scene,
+                arm_spacing_m=self.arm_spacing_m,
+                description=self.instruction,
+                tags=("st-bibench", self.tier),
+            )
+        return with_domain(spec, task_domain(self.name, randomization))
 
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
         """Add this task's objects (every random choice from ``rng``); raise SceneSetupError if impossible."""
@@ -98,8 +103,9 @@ class BenchTask(ABC):
         return self.evaluate(world).success
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
-        """Facts for the planner's prompt: object positions (live), plus task-specific targets."""
-        return {"objects": {n: _round(pos(world, n)) for n in sorted(world.objects)}}
+        """Facts for the planner's prompt: the task objects' positions (live; distractors are left to the
+        images, as in the original's assistant info), plus task-specific targets."""
+        return {"objects": {n: _round(pos(world, n)) for n in task_object_names(world)}}
 
     def allocation_refusal(self, world: BenchWorld, actor: str, arm: ArmSide) -> str | None:
         """The benchmark's refusal message if ``arm`` may not grasp ``actor`` (too far across), else None."""
@@ -110,6 +116,12 @@ class BenchTask(ABC):
         if (arm == "left" and x > t) or (arm == "right" and x < -t):
             return f"target {actor} is too far, {arm} arm can not finish this 'grasp' action! Please use another arm!"
         return None
+
+
+def task_object_names(world: BenchWorld) -> list[str]:
+    """The scene's objects without its distractors (sorted)."""
+    distractors = set(world.metadata.get("clutter") or ())
+    return sorted(n for n in world.objects if n not in distractors)
 
 
 def pos(world: BenchWorld, name: str) -> NDArray[np.float64]:

@@ -23,7 +23,7 @@ from mallvi.sim_bridge.objects.basic import (
     make_scale,
     make_toy,
 )
-from mallvi.sim_bridge.objects.clutter import CLUTTER_KINDS, make_clutter
+from mallvi.sim_bridge.objects.clutter import CLUTTER_KINDS, clutter_extent_m, make_clutter
 from mallvi.sim_bridge.objects.containers import (
     make_basket,
     make_bowl,
@@ -70,6 +70,7 @@ __all__ = [
     "PALETTE",
     "RGB",
     "ObjectBuilder",
+    "clutter_extent_m",
     "make_basket",
     "make_bell",
     "make_block",

@@ -20,6 +20,17 @@ _SIMPLE: dict[str, tuple[str, float, float, float, str]] = {
 }
 
 CLUTTER_KINDS: tuple[str, ...] = (*sorted(_SIMPLE), "toy")
+_TOY_SIZE_M = (0.04, 0.03, 0.063)  # make_toy's extent
+
+
+def clutter_extent_m(kind: str) -> tuple[float, float, float]:
+    """The x, y, z extent (metres, own frame) of a clutter object of ``kind``."""
+    if kind == "toy":
+        return _TOY_SIZE_M
+    if kind not in _SIMPLE:
+        raise ValueError(f"unknown clutter kind {kind!r}; known kinds: {', '.join(CLUTTER_KINDS)}")
+    _shape, sx, sy, h, _color = _SIMPLE[kind]
+    return (sx, sy, h)
 
 
 def make_clutter(
