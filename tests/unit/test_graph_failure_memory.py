@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -84,7 +85,9 @@ def test_the_thinker_never_repeats_a_failed_attempt_at_the_same_pose() -> None:
 def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -> None:
     objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
     memory = [_failed(_think(objs, []), objs, kind="unreachable")]
-    for _ in range(3):  # the left arm directly (the relays start with a blocked grasp), then a nudge by each arm
+    # the left arm directly (the relays start with a blocked grasp), a nudge by each arm, then a push from another
+    # side (the right arm's envelope covers one more finger path there)
+    for _ in range(4):
         plan = _think(objs, memory)
         first_grasp = next(c for c in plan.calls if c.skill == "grasp_actor" or c.skill == "close_gripper")
         assert not (first_grasp.skill == "grasp_actor" and first_grasp.arm == "right"), plan.strategy
@@ -93,9 +96,43 @@ def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -
                           CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={}, ok=False,
                                         message="no IK", kind=FailureKind.UNREACHABLE)]), None,
                           Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
-    assert [m.strategy for m in memory] == ["direct right", "direct left", "nudge right", "nudge left"]
+    assert [m.strategy for m in memory] == ["direct right", "direct left", "nudge right", "nudge left",
+                                            "nudge right from another side"]
     with pytest.raises(NoStrategyLeftError, match="no different strategy remains for green_block"):
         _think(objs, memory)
+
+
+def test_when_no_push_from_the_usual_side_reaches_a_push_from_another_side_is_tried() -> None:
+    """A block at the table's front edge in front of the right arm: the usual push (from behind it, towards the
+    arm's reach) starts where no arm reaches; once both arms failed to get there, a push from the side follows
+    that brings the block nearer the reach, and only after it the Thinker has nothing left."""
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.21, -0.21)}
+    memory = [_failed(_think(objs, []), objs, kind="unreachable")]
+    tried = []
+    for _ in range(8):
+        try:
+            plan = _think(objs, memory)
+        except NoStrategyLeftError:
+            break
+        tried.append(plan)
+        ok_grasp = any(c.skill == "grasp_actor" for c in plan.calls)
+        memory.append(_failed(plan, objs, kind="wrong_arm") if ok_grasp else record(plan, objs, ActorReport(
+            ok=False, message="no IK", commands=[CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={},
+                                                               ok=False, message="no IK",
+                                                               kind=FailureKind.UNREACHABLE)]), None,
+            Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
+    pushes = [p for p in tried if p.strategy.startswith("nudge")]
+    usual, other_sides = pushes[:2], pushes[2:]
+    assert [p.strategy for p in usual] == ["nudge right", "nudge left"]
+    assert other_sides, [p.strategy for p in tried]
+    green = objs["green_block"].position_m
+    spot = (0.12, -0.05)
+    for p in other_sides:
+        start = p.calls[1].target_pose
+        assert start is not None and math.dist(start[:2], usual[0].calls[1].target_pose[:2]) > 0.03  # elsewhere
+        push = next(c.args for c in p.calls if c.skill == "move_by_displacement" and "x" in c.args)
+        after = (green[0] + push["x"] * 0.6, green[1] + push["y"] * 0.6)  # 6 of the 10 cm the fingers travel
+        assert math.dist(after, spot) < math.dist(green[:2], spot)  # the block ends nearer the arm's reach
 
 
 def _state(memory: list[FailedAttempt], err: StageError | None, attempts: int) -> dict[str, Any]:

@@ -2,14 +2,20 @@
 
 For a carry: each allowed arm directly, a relay through the middle of the table with either arm giving, then a
 nudge (the closed gripper pushes the object ``NUDGE_M`` back into an arm's reach or away from a neighbour it leans
-on; the subtask is then planned again for the object's new pose). For a pick or a hand-over: the other arm taking
-it, then the nudges. The Reflector adds the last one, a re-scan, when none of these is left.
+on; the subtask is then planned again for the object's new pose). When that push's start has no IK (an object at
+the table's front edge or next to an arm's base, where the fingers cannot get behind it), pushes from other sides
+follow (``nudges``): each of ``PUSH_DIRECTIONS`` that brings the object nearer an arm's reach and whose finger path
+the pushing arm's reach envelope covers. For a pick or a hand-over: the other arm taking it, then the nudges. The
+Reflector adds the last one, a re-scan, when none of these is left.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.station import ReachEnvelope
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
 from mallvi.robot_drivers.safety import SafetyConfig
 
@@ -24,6 +30,11 @@ NUDGE_CENTRE_ABOVE_BOTTOM_M = 0.03  # the grasp centre's height above the object
 NUDGE_RISE_M = 0.06  # the fingers come down from, and go back up to, this far above the object's top
 NEIGHBOUR_M = 0.08  # an object whose centre is this close is one the nudged object may lean on
 REACH_SPOTS_M = {"left": (-0.12, -0.05), "right": (0.12, -0.05)}  # well inside each arm's reach at table height
+PUSH_DIRECTIONS = 8
+"""Pushes from other sides are tried in this many directions, evenly spread (45° apart)."""
+OTHER_SIDES_PER_ARM = 2
+"""At most this many pushes from other sides per arm, the ones that bring the object nearest the reach spot."""
+MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much at least from the usual one
 
 
 def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[float, float]) -> tuple[float, float]:
@@ -40,11 +51,11 @@ def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[fl
 
 
 def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
-          toward_arm: str) -> ActionPlan:
-    """Close the gripper, come down beside ``obj`` and push it ``NUDGE_M`` (towards ``toward_arm``'s reach, or away
-    from a neighbour it leans on), then rise and go home."""
+          toward_arm: str, direction: tuple[float, float] | None = None) -> ActionPlan:
+    """Close the gripper, come down beside ``obj`` and push it ``NUDGE_M`` (along ``direction``, by default towards
+    ``toward_arm``'s reach or away from a neighbour it leans on), then rise and go home."""
     others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
-    ux, uy = push_direction(obj, others, REACH_SPOTS_M[toward_arm])
+    ux, uy = direction or push_direction(obj, others, REACH_SPOTS_M[toward_arm])
     ox, oy, oz = obj.position_m
     half = max(obj.size_m[0], obj.size_m[1]) / 2
     bottom = max(table_z, oz - obj.size_m[2] / 2)
@@ -64,7 +75,51 @@ def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, S
         SkillCall(skill="back_to_origin", arm=a),  # type: ignore[arg-type]
         SkillCall(skill="open_gripper", arm=a),  # type: ignore[arg-type]
     ]
-    return ActionPlan(calls=calls, strategy=f"nudge {a}", rationale=(
+    usual = direction is None
+    return ActionPlan(calls=calls, strategy=f"nudge {a}" if usual else f"nudge {a} from another side", rationale=(
         f"the {a} arm pushes {obj.id} {NUDGE_M * 100:.0f} cm from ({ox:.2f}, {oy:.2f}) towards "
         f"({ox + ux * NUDGE_M:.2f}, {oy + uy * NUDGE_M:.2f}) with its gripper closed; the subtask is planned again "
         "from there"))
+
+
+def finger_path(obj: SceneObject, direction: tuple[float, float]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Where a push along ``direction`` starts and ends (the closed fingers' xy, world frame)."""
+    ux, uy = direction
+    ox, oy = obj.position_m[0], obj.position_m[1]
+    back = max(obj.size_m[0], obj.size_m[1]) / 2 + NUDGE_CLEAR_M
+    start = (ox - ux * back, oy - uy * back)
+    travel = NUDGE_CLEAR_M + NUDGE_M
+    return start, (start[0] + ux * travel, start[1] + uy * travel)
+
+
+def nudges(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
+           toward_arm: str, pushers: tuple[str, ...], reach: Mapping[ArmSide, ReachEnvelope]) -> list[ActionPlan]:
+    """The usual push by each of ``pushers``, then pushes from other sides: per arm, up to
+    ``OTHER_SIDES_PER_ARM`` of the ``PUSH_DIRECTIONS`` that end nearer ``toward_arm``'s reach spot, whose finger
+    path (start and end) the pushing arm's envelope covers (its standing or its leaned grasps': an estimate, the
+    motion planner has the final word), nearest first."""
+    plans = [nudge(a, obj, scene, localized, table_z, toward_arm) for a in pushers]
+    others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
+    usual = push_direction(obj, others, REACH_SPOTS_M[toward_arm])
+    spot = REACH_SPOTS_M[toward_arm]
+    ox, oy = obj.position_m[0], obj.position_m[1]
+    now = math.dist((ox, oy), spot)
+    height = max(0.0, obj.position_m[2] - obj.size_m[2] / 2 - table_z) + NUDGE_CENTRE_ABOVE_BOTTOM_M
+    ranked: list[tuple[float, tuple[float, float]]] = []
+    for k in range(PUSH_DIRECTIONS):
+        a = 2 * math.pi * k / PUSH_DIRECTIONS
+        u = (math.cos(a), math.sin(a))
+        turn = math.acos(max(-1.0, min(1.0, u[0] * usual[0] + u[1] * usual[1])))
+        after = math.dist((ox + u[0] * NUDGE_M, oy + u[1] * NUDGE_M), spot)
+        if turn >= MIN_TURN_RAD and after < now:
+            ranked.append((after, u))
+    ranked.sort()
+    for arm in pushers:
+        side: ArmSide = "left" if arm == "left" else "right"
+        env = reach.get(side)
+        if env is None:
+            continue
+        fits = [u for _, u in ranked if all(env.reaches(x, y, height) or env.reaches(x, y, 0.0, leaning=True)
+                                            for x, y in finger_path(obj, u))][:OTHER_SIDES_PER_ARM]
+        plans += [nudge(arm, obj, scene, localized, table_z, toward_arm, u) for u in fits]
+    return plans

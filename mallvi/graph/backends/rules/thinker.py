@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
-from mallvi.graph.backends.rules.strategies import nudge
+from mallvi.graph.backends.rules.strategies import nudges
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
@@ -200,7 +200,7 @@ class RulesThinker:
     def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                      scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
         """Every other way to do the subtask, in order: each allowed arm directly, a relay with either arm giving,
-        then a nudge by either arm (see ``strategies.py``)."""
+        then a nudge by either arm, then pushes from other sides (see ``strategies.py``)."""
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
         forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
@@ -227,7 +227,7 @@ class RulesThinker:
                     rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), the {taker} arm "
                               "carries it on"))
         toward = forced or side_of(obj)
-        plans += [nudge(a, obj, scene, localized, table_z, toward) for a in (toward, other(toward))]
+        plans += nudges(obj, scene, localized, table_z, toward, (toward, other(toward)), ctx.reach)
         return plans
 
     def _usual(
