@@ -184,3 +184,30 @@ def test_the_llm_thinker_sees_the_failed_attempts_and_a_repeat_is_sent_back() ->
     assert "never repeat one unchanged" in seen["user"]
     assert '"kind": "unreachable"' in seen["user"] and '"failed_skill": "grasp_actor"' in seen["user"]
     assert "When no different strategy is\nleft, answer with an empty \"calls\" list" in seen["system"]
+
+
+def _missed(plan: ActionPlan, objs: dict[str, SceneObject]) -> FailedAttempt:
+    """The memory entry of ``plan``'s grasp closing on nothing (a miss pushed the block away)."""
+    return _failed(plan, objs, kind="grasp_empty")
+
+
+def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_before_the_next_grasp() -> None:
+    """Misses push a block along the fingers, often the same way again, until no arm reaches it. After a miss
+    that left the block near the edge of the right arm's reach, the next attempt first pushes it back towards
+    the middle of that reach and then grasps it; a block well inside the reach is grasped at once."""
+    red = _block("red", 0.05, -0.02)
+    inside = {"red_block": red, "green_block": _block("green", 0.17, -0.06)}
+    memory = [_missed(_think(inside, []), inside)]
+    assert _think(inside, memory).calls[0].skill == "grasp_actor"  # well inside: the same grasp again
+    edge = {"red_block": red, "green_block": _block("green", 0.21, -0.21)}
+    assert _think(edge, []).calls[0].skill == "grasp_actor"  # no miss yet: nothing to steer back
+    plan = _think(edge, memory)
+    skills = [c.skill for c in plan.calls]
+    assert skills[0] == "close_gripper" and "grasp_actor" in skills, skills
+    grasp_at = skills.index("grasp_actor")
+    push = next(c.args for c in plan.calls[:grasp_at] if c.skill == "move_by_displacement" and "x" in c.args)
+    g = edge["green_block"].position_m
+    after = (g[0] + push["x"] * 0.6, g[1] + push["y"] * 0.6)  # the block moves 6 of the fingers' 10 cm
+    assert after[1] > g[1] + 0.03  # away from the front edge
+    assert plan.calls[grasp_at].arm == "right" and plan.strategy.startswith("nudge back")
+    assert plan.calls[-2].skill == "place_actor"  # still the whole carry in the same attempt

@@ -7,15 +7,20 @@ the table's front edge or next to an arm's base, where the fingers cannot get be
 follow (``nudges``): each of ``PUSH_DIRECTIONS`` that brings the object nearer an arm's reach and whose finger path
 the pushing arm's reach envelope covers. For a pick or a hand-over: the other arm taking it, then the nudges. The
 Reflector adds the last one, a re-scan, when none of these is left.
+
+Before any of these: a block that a miss or a slip left near the edge of its arm's reach, where the next miss may
+push it out (a miss pushes along the fingers, and often the same way again), is first pushed back towards the
+middle of that reach, in the same attempt as the grasp (``steer_back``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.station import ReachEnvelope
+from mallvi.graph.failure_memory import FailedAttempt
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
 from mallvi.robot_drivers.safety import SafetyConfig
 
@@ -34,6 +39,11 @@ PUSH_DIRECTIONS = 8
 """Pushes from other sides are tried in this many directions, evenly spread (45° apart)."""
 OTHER_SIDES_PER_ARM = 2
 """At most this many pushes from other sides per arm, the ones that bring the object nearest the reach spot."""
+MISS_PUSH_M = 0.08
+"""About how far one missed grasp pushes a block (its width and more): a block this close to the edge of its arm's reach
+may leave it with the next miss."""
+DRIFT_KINDS = ("grasp_empty", "not_holding", "execution")
+"""Failures after which the object lies where a miss pushed it or a slip dropped it."""
 MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much at least from the usual one
 
 
@@ -119,7 +129,50 @@ def nudges(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObjec
         env = reach.get(side)
         if env is None:
             continue
-        fits = [u for _, u in ranked if all(env.reaches(x, y, height) or env.reaches(x, y, 0.0, leaning=True)
-                                            for x, y in finger_path(obj, u))][:OTHER_SIDES_PER_ARM]
+        fits = [u for _, u in ranked
+                if all(_reachable(env, x, y, height) for x, y in finger_path(obj, u))][:OTHER_SIDES_PER_ARM]
         plans += [nudge(arm, obj, scene, localized, table_z, toward_arm, u) for u in fits]
     return plans
+
+
+def _reachable(env: ReachEnvelope, x: float, y: float, height_m: float) -> bool:
+    return env.reaches(x, y, height_m) or env.reaches(x, y, 0.0, leaning=True)
+
+
+def steer_back(obj: SceneObject, arm: str, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
+               reach: Mapping[ArmSide, ReachEnvelope]) -> ActionPlan | None:
+    """A push by ``arm`` that brings ``obj`` from the edge of that arm's reach back towards its middle, or None
+    when ``obj`` lies ``MISS_PUSH_M`` inside the reach on every side, or when no such push starts within reach."""
+    side: ArmSide = "left" if arm == "left" else "right"
+    env = reach.get(side)
+    if env is None:
+        return None
+    x, y = obj.position_m[0], obj.position_m[1]
+    m = MISS_PUSH_M
+    if all(env.reaches(x + dx, y + dy) for dx, dy in ((0.0, 0.0), (m, 0.0), (-m, 0.0), (0.0, m), (0.0, -m))):
+        return None
+    spot = REACH_SPOTS_M[side]
+    others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
+    u = push_direction(obj, others, spot)
+    if math.dist((x + u[0] * NUDGE_M, y + u[1] * NUDGE_M), spot) >= math.dist((x, y), spot):
+        return None  # the push would go away from a neighbour, not back into reach
+    height = max(0.0, obj.position_m[2] - obj.size_m[2] / 2 - table_z) + NUDGE_CENTRE_ABOVE_BOTTOM_M
+    if not all(_reachable(env, px, py, height) for px, py in finger_path(obj, u)):
+        return None
+    return nudge(arm, obj, scene, localized, table_z, arm, u)
+
+
+def steered(plan: ActionPlan, obj: SceneObject | None, failures: Sequence[FailedAttempt],
+            localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
+            reach: Mapping[ArmSide, ReachEnvelope]) -> ActionPlan:
+    """``plan`` after a push that brings ``obj`` back from the edge of the grasping arm's reach, when the last
+    failure (a miss or a slip, ``DRIFT_KINDS``) left it there (``steer_back``); else ``plan`` itself."""
+    first = plan.calls[0] if plan.calls else None
+    if obj is None or not failures or failures[-1].kind not in DRIFT_KINDS or first is None \
+            or first.skill != "grasp_actor" or first.object != obj.id:
+        return plan
+    back = steer_back(obj, first.arm, scene, localized, table_z, reach)
+    if back is None:
+        return plan
+    return ActionPlan(calls=[*back.calls, *plan.calls], strategy=f"nudge back, then {plan.strategy or 'carry'}",
+                      rationale=f"{back.rationale}; then {plan.rationale}")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
-from mallvi.graph.backends.rules.strategies import nudges
+from mallvi.graph.backends.rules.strategies import nudges, steered
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
@@ -185,9 +185,9 @@ class RulesThinker:
             if not failures:
                 raise
             plan = None
-        if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
-            return plan
         obj = _find(localized, subtask.obj)
+        if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
+            return steered(plan, obj, failures, localized, scene, ctx.table_top_z, ctx.reach)
         if obj is None:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         for alt in self.alternatives(subtask, obj, localized, scene, ctx):
