@@ -41,8 +41,8 @@ def _run(job: Job) -> dict[str, Any]:
     return {**row, "success": r.success, "graph_success": r.graph_success, "status": r.status,
             "wall_s": round(r.wall_s, 2), "faults": r.faults_injected,
             "failed_attempts": sum(r.attempts.values()),
-            "failure": ((r.failure_report or {}).get("reason") or r.refusal or "")[:300],
-            "tried": [t[:160] for t in (r.failure_report or {}).get("tried", [])][:20]}
+            "failure": ((r.failure_report or {}).get("reason") or r.refusal or "")[:600],
+            "tried": [t[:160] for t in (r.failure_report or {}).get("tried", [])][-20:]}  # the last ones
 
 
 def _done(path: Path) -> Iterator[dict[str, Any]]:

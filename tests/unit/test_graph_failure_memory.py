@@ -199,7 +199,7 @@ def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_before_the_next
     inside = {"red_block": red, "green_block": _block("green", 0.17, -0.06)}
     memory = [_missed(_think(inside, []), inside)]
     assert _think(inside, memory).calls[0].skill == "grasp_actor"  # well inside: the same grasp again
-    edge = {"red_block": red, "green_block": _block("green", 0.21, -0.21)}
+    edge = {"red_block": red, "green_block": _block("green", 0.20, -0.14)}
     assert _think(edge, []).calls[0].skill == "grasp_actor"  # no miss yet: nothing to steer back
     plan = _think(edge, memory)
     skills = [c.skill for c in plan.calls]
@@ -210,4 +210,22 @@ def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_before_the_next
     after = (g[0] + push["x"] * 0.6, g[1] + push["y"] * 0.6)  # the block moves 6 of the fingers' 10 cm
     assert after[1] > g[1] + 0.03  # away from the front edge
     assert plan.calls[grasp_at].arm == "right" and plan.strategy.startswith("nudge back")
+    # one more miss further out, the fingers would have to start where they find no IK: the grasp is tried as is
+    out = {"red_block": red, "green_block": _block("green", 0.21, -0.21)}
+    assert _think(out, memory).calls[0].skill == "grasp_actor"
     assert plan.calls[-2].skill == "place_actor"  # still the whole carry in the same attempt
+
+
+def test_a_push_back_that_found_no_ik_is_not_made_again_the_grasp_is() -> None:
+    red = _block("red", 0.05, -0.02)
+    edge = {"red_block": red, "green_block": _block("green", 0.20, -0.14)}
+    memory = [_missed(_think(edge, []), edge)]
+    steered = _think(edge, memory)
+    assert steered.calls[0].skill == "close_gripper"
+    memory.append(record(steered, edge, ActorReport(ok=False, message="no IK", commands=[
+        CommandRecord(skill="close_gripper", arm="right", args={}, ok=True, message="ok"),
+        CommandRecord(skill="move_to_pose", arm="right", args={}, ok=False, message="no IK",
+                      kind=FailureKind.UNREACHABLE)]), None,
+        Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
+    again = _think(edge, memory)
+    assert again.calls[0].skill == "grasp_actor" and again.calls[0].arm == "right"

@@ -24,9 +24,10 @@ from mallvi.graph.failure_memory import FailedAttempt
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
 from mallvi.robot_drivers.safety import SafetyConfig
 
-TOP_DOWN_EE_WXYZ = [math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0]
-"""End-effector orientation with its x axis (the approach) pointing down and the fingers opening along world y
-(the arms reach it on both sides of the table; with the fingers along world x they often have no IK)."""
+TOP_DOWN_EE_WXYZ = [0.5, -0.5, 0.5, 0.5]
+"""End-effector orientation of a push: its x axis (the approach) pointing down, the fingers along world x. Probed
+in the simulator at 0.90 m (the push's start height): both arms reach it over the front half of the table; with the
+fingers along world y the right arm found no IK anywhere from x = 0.12 to 0.20 (y -0.20 to 0.0)."""
 EE_ABOVE_GRASP_CENTRE_M = SafetyConfig().tcp_offset_m
 """A downward end effector's frame lies this far above its grasp centre (the SkillAPI's convention)."""
 NUDGE_M = 0.06
@@ -39,9 +40,12 @@ PUSH_DIRECTIONS = 8
 """Pushes from other sides are tried in this many directions, evenly spread (45° apart)."""
 OTHER_SIDES_PER_ARM = 2
 """At most this many pushes from other sides per arm, the ones that bring the object nearest the reach spot."""
-MISS_PUSH_M = 0.08
-"""About how far one missed grasp pushes a block (its width and more): a block this close to the edge of its arm's reach
-may leave it with the next miss."""
+MISS_PUSH_M = 0.10
+"""A block closer than this to the edge of its arm's reach may leave it with the next miss (a miss pushes a block
+6-8 cm along the fingers)."""
+SURE_Y_M = 0.05
+"""The Station's envelope reaches this much past the front and back where grasps were measured (piper_reach.py); a
+push that should not fail starts this far inside them (at the front edge the fingers found no IK)."""
 DRIFT_KINDS = ("grasp_empty", "not_holding", "execution")
 """Failures after which the object lies where a miss pushed it or a slip dropped it."""
 MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much at least from the usual one
@@ -142,22 +146,27 @@ def _reachable(env: ReachEnvelope, x: float, y: float, height_m: float) -> bool:
 def steer_back(obj: SceneObject, arm: str, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
                reach: Mapping[ArmSide, ReachEnvelope]) -> ActionPlan | None:
     """A push by ``arm`` that brings ``obj`` from the edge of that arm's reach back towards its middle, or None
-    when ``obj`` lies ``MISS_PUSH_M`` inside the reach on every side, or when no such push starts within reach."""
+    when ``obj`` lies ``MISS_PUSH_M`` inside the reach on every side, or when the push would not start and end
+    surely within reach (``SURE_Y_M`` inside the envelope's front and back)."""
     side: ArmSide = "left" if arm == "left" else "right"
     env = reach.get(side)
     if env is None:
         return None
+    height = max(0.0, obj.position_m[2] - obj.size_m[2] / 2 - table_z) + NUDGE_CENTRE_ABOVE_BOTTOM_M
+
+    def sure(px: float, py: float, h: float = 0.0) -> bool:
+        return all(env.reaches(px, py + dy, h) for dy in (-SURE_Y_M, 0.0, SURE_Y_M))
+
     x, y = obj.position_m[0], obj.position_m[1]
     m = MISS_PUSH_M
-    if all(env.reaches(x + dx, y + dy) for dx, dy in ((0.0, 0.0), (m, 0.0), (-m, 0.0), (0.0, m), (0.0, -m))):
+    if all(sure(x + dx, y + dy) for dx, dy in ((0.0, 0.0), (m, 0.0), (-m, 0.0), (0.0, m), (0.0, -m))):
         return None
     spot = REACH_SPOTS_M[side]
     others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
     u = push_direction(obj, others, spot)
     if math.dist((x + u[0] * NUDGE_M, y + u[1] * NUDGE_M), spot) >= math.dist((x, y), spot):
         return None  # the push would go away from a neighbour, not back into reach
-    height = max(0.0, obj.position_m[2] - obj.size_m[2] / 2 - table_z) + NUDGE_CENTRE_ABOVE_BOTTOM_M
-    if not all(_reachable(env, px, py, height) for px, py in finger_path(obj, u)):
+    if not all(sure(px, py, height) for px, py in finger_path(obj, u)):
         return None
     return nudge(arm, obj, scene, localized, table_z, arm, u)
 

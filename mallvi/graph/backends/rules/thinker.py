@@ -187,7 +187,8 @@ class RulesThinker:
             plan = None
         obj = _find(localized, subtask.obj)
         if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
-            return steered(plan, obj, failures, localized, scene, ctx.table_top_z, ctx.reach)
+            back = steered(plan, obj, failures, localized, scene, ctx.table_top_z, ctx.reach)
+            return plan if repeats(back.calls, localized, failures) is not None else back
         if obj is None:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         for alt in self.alternatives(subtask, obj, localized, scene, ctx):

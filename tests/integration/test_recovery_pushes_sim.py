@@ -1,0 +1,87 @@
+"""Pushes that keep a block within reach, in SAPIEN: after a miss left a block at the front edge of the right arm's
+reach, the next attempt pushes it back towards the middle before grasping it (before, the grasp was tried where it
+lay, and the next miss pushed it out of every arm's reach), and the push and the carry that follows succeed."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import sapien
+
+from mallvi.contracts.geometry import ARM_SIDES
+from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.graph.backends.base import CallLog
+from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.failure_memory import FailedAttempt
+from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.sim_bridge.station import sim_reach
+from mallvi.sim_bridge.world import SimWorld
+
+RED_XY_M = (0.08, 0.0)  # the block to stack on, within the right arm's reach
+EDGE_XY_M = (0.20, -0.14)  # inside the right arm's reach, one or two misses towards the front from leaving it
+
+
+def _call(w: SimWorld, c: SkillCall, name: str | None) -> SkillResult:
+    s = w.skills
+    a: dict[str, Any] = {k: v for k, v in c.args.items() if v is not None}
+    if c.skill == "grasp_actor":
+        return s.grasp_actor(name or "", c.arm, **a)
+    if c.skill == "place_actor":
+        return s.place_actor(name or "", c.arm, c.target_pose or [], **a)
+    if c.skill == "move_by_displacement":
+        return s.move_by_displacement(c.arm, **a)
+    if c.skill == "move_to_pose":
+        return s.move_to_pose(c.arm, c.target_pose or [])
+    if c.skill == "open_gripper":
+        return s.open_gripper(c.arm)
+    if c.skill == "close_gripper":
+        return s.close_gripper(c.arm)
+    return s.back_to_origin(c.arm)
+
+
+def _seen(w: SimWorld, name: str) -> SceneObject:
+    p = w.objects[name].entity.get_pose().p
+    return SceneObject(id=name, label="block", color=name.split("_")[0], position_m=[float(v) for v in p],
+                       size_m=[0.05, 0.05, 0.05])
+
+
+def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_then_carried() -> None:
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        w.settle()
+        green = w.objects["green_block"].entity
+        for name, (x, y) in (("red_block", RED_XY_M), ("green_block", EDGE_XY_M)):
+            e = w.objects[name].entity
+            p = e.get_pose()
+            e.set_pose(sapien.Pose(p=[x, y, float(p.p[2])], q=p.q))
+        w.settle(0.5)
+        objs = {n: _seen(w, n) for n in ("red_block", "green_block")}
+        ctx = SimpleNamespace(table_top_z=w.table_top_z, gripper_holding=None,
+                              reach={side: sim_reach(side) for side in ARM_SIDES})
+        stack = Subtask(index=0, text="stack the green block on the red block", action="stack",
+                        obj=ObjectRef(phrase="the green block", color="green", label="block"),
+                        target=ObjectRef(phrase="the red block", color="red", label="block"), relation="on")
+        missed = FailedAttempt(strategy="direct right", object_id="green_block", skill="grasp_actor", arm="right",
+                               kind=FailureKind.GRASP_EMPTY.value, pose_m=objs["green_block"].position_m)
+        plan = RulesThinker().think(stack, objs, SceneMemory(objects=list(objs.values())), 1, None, ctx,  # type: ignore[arg-type]
+                                    CallLog(), failures=[missed])
+        skills = [c.skill for c in plan.calls]
+        assert skills[0] == "close_gripper" and "grasp_actor" in skills, skills  # the push comes first
+        grasp_at = skills.index("grasp_actor")
+        before = np.asarray(green.get_pose().p[:2], dtype=float)
+        for c in plan.calls[:grasp_at]:
+            r = _call(w, c, "green_block")
+            assert r.ok, (c.skill, r.message)
+        w.settle(0.5)
+        after = np.asarray(green.get_pose().p[:2], dtype=float)
+        middle = (0.12, -0.05)
+        assert math.dist(after, middle) < math.dist(before, middle) - 0.03, (before, after)  # pushed back
+        assert after[1] > before[1] + 0.03  # away from the front edge, one miss further from leaving the reach
+        for c in plan.calls[grasp_at:]:
+            r = _call(w, c, "green_block")
+            assert r.ok, (c.skill, r.message)
+        w.settle(0.5)
+        g, red = green.get_pose().p, w.objects["red_block"].entity.get_pose().p
+        assert math.dist(g[:2], red[:2]) < 0.02 and g[2] > red[2] + 0.04  # carried on as planned: on the red block
