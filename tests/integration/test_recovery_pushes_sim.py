@@ -43,9 +43,9 @@ def _call(w: SimWorld, c: SkillCall, name: str | None) -> SkillResult:
 
 
 def _seen(w: SimWorld, name: str) -> SceneObject:
-    p = w.objects[name].entity.get_pose().p
-    return SceneObject(id=name, label="block", color=name.split("_")[0], position_m=[float(v) for v in p],
-                       size_m=[0.05, 0.05, 0.05])
+    p = w.objects[name].entity.get_pose().p  # a block's frame lies at its bottom centre
+    return SceneObject(id=name, label="block", color=name.split("_")[0],
+                       position_m=[float(p[0]), float(p[1]), float(p[2]) + 0.025], size_m=[0.05, 0.05, 0.05])
 
 
 def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_then_carried() -> None:
@@ -85,3 +85,4 @@ def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_then_carried() 
         w.settle(0.5)
         g, red = green.get_pose().p, w.objects["red_block"].entity.get_pose().p
         assert math.dist(g[:2], red[:2]) < 0.02 and g[2] > red[2] + 0.04  # carried on as planned: on the red block
+

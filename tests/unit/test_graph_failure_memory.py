@@ -229,3 +229,32 @@ def test_a_push_back_that_found_no_ik_is_not_made_again_the_grasp_is() -> None:
         Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
     again = _think(edge, memory)
     assert again.calls[0].skill == "grasp_actor" and again.calls[0].arm == "right"
+
+
+def _place_failed(plan: ActionPlan, objs: dict[str, SceneObject], kind: FailureKind) -> FailedAttempt:
+    """The memory entry of ``plan`` failing at its place after a good grasp."""
+    place = next(c for c in plan.calls if c.skill == "place_actor")
+    report = ActorReport(ok=False, message="place_actor failed", commands=[
+        CommandRecord(skill="grasp_actor", arm=place.arm, args={}, ok=True, message="ok"),
+        CommandRecord(skill="place_actor", arm=place.arm, args={}, ok=False, message="no IK above the target",
+                      kind=kind)])
+    return record(plan, objs, report, None, Verdict(verdict="failure", failure_category="execution_failed",
+                                                    blamed_agent="thinker", explanation="x"))
+
+
+def test_a_place_whose_pre_place_point_has_no_ik_is_tried_from_a_lower_approach() -> None:
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    first = _think(objs, [])
+    memory = [_place_failed(first, objs, FailureKind.UNREACHABLE)]
+    seen = []
+    for _ in range(3):
+        plan = _think(objs, memory)
+        seen.append(plan.strategy)
+        if plan.strategy.endswith("low approach"):
+            break
+        memory.append(_failed(plan, objs, kind="wrong_arm"))  # e.g. the other arm refused by the allocation rule
+    place = next(c for c in plan.calls if c.skill == "place_actor")
+    assert plan.strategy == "direct right, low approach", seen
+    assert place.args["pre_dis"] < first.calls[1].args["pre_dis"] - 0.03  # a different pre-place point
+    assert place.target_pose == first.calls[1].target_pose  # the same place on the red block
+    assert repeats(plan.calls, objs, memory) is None

@@ -46,6 +46,8 @@ MISS_PUSH_M = 0.10
 SURE_Y_M = 0.05
 """The Station's envelope reaches this much past the front and back where grasps were measured (piper_reach.py); a
 push that should not fail starts this far inside them (at the front edge the fingers found no IK)."""
+LOW_PRE_PLACE_M = 0.03
+"""The pre-place point of a place from a lower approach: this far above the target instead of 8 cm."""
 DRIFT_KINDS = ("grasp_empty", "not_holding", "execution")
 """Failures after which the object lies where a miss pushed it or a slip dropped it."""
 MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much at least from the usual one
@@ -54,7 +56,8 @@ MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much 
 def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[float, float]) -> tuple[float, float]:
     """A unit xy direction: away from the nearest neighbour within ``NEIGHBOUR_M``, else towards ``toward``."""
     ox, oy = obj.position_m[0], obj.position_m[1]
-    near = sorted((math.dist((ox, oy), o.position_m[:2]), o) for o in others if o.id != obj.id)
+    near = sorted(((math.dist((ox, oy), o.position_m[:2]), o) for o in others if o.id != obj.id),
+                  key=lambda d_o: d_o[0])  # two objects at the same distance (a stack) are not compared
     if near and near[0][0] < NEIGHBOUR_M and near[0][0] > 1e-6:
         nx, ny = near[0][1].position_m[0], near[0][1].position_m[1]
         d = (ox - nx, oy - ny)
@@ -185,3 +188,12 @@ def steered(plan: ActionPlan, obj: SceneObject | None, failures: Sequence[Failed
         return plan
     return ActionPlan(calls=[*back.calls, *plan.calls], strategy=f"nudge back, then {plan.strategy or 'carry'}",
                       rationale=f"{back.rationale}; then {plan.rationale}")
+
+
+def low_approach(plan: ActionPlan) -> ActionPlan:
+    """``plan`` with each place coming down from ``LOW_PRE_PLACE_M`` above its target: for a place whose pre-place
+    point had no IK (high on a stack, at the back of the reach)."""
+    calls = [c.model_copy(update={"args": {**c.args, "pre_dis": LOW_PRE_PLACE_M}}) if c.skill == "place_actor" else c
+             for c in plan.calls]
+    return ActionPlan(calls=calls, strategy=f"{plan.strategy}, low approach",
+                      rationale=f"{plan.rationale}, coming down from {LOW_PRE_PLACE_M * 100:.0f} cm above the target")

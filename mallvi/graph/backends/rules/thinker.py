@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
-from mallvi.graph.backends.rules.strategies import nudges, steered
+from mallvi.graph.backends.rules.strategies import low_approach, nudges, steered
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
@@ -200,7 +200,8 @@ class RulesThinker:
 
     def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                      scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
-        """Every other way to do the subtask, in order: each allowed arm directly, a relay with either arm giving,
+        """Every other way to do the subtask, in order: each allowed arm directly (then from a lower approach to the
+        place), a relay with either arm giving,
         then a nudge by either arm, then pushes from other sides (see ``strategies.py``)."""
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
@@ -216,6 +217,7 @@ class RulesThinker:
             plans += [ActionPlan(calls=_grasp_place(a, obj.id, target, upright=upright), strategy=f"direct {a}",
                                  rationale=f"the {a} arm carries {obj.id} to ({target[0]:.3f}, {target[1]:.3f}, "
                                            f"{target[2]:.3f})") for a in arms]
+            plans += [low_approach(p) for p in plans]
             for giver in ("left", "right"):
                 taker = forced or other(giver)
                 if taker == giver:
