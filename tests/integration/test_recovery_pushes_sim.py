@@ -86,3 +86,62 @@ def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_then_carried() 
         g, red = green.get_pose().p, w.objects["red_block"].entity.get_pose().p
         assert math.dist(g[:2], red[:2]) < 0.02 and g[2] > red[2] + 0.04  # carried on as planned: on the red block
 
+
+def test_a_place_whose_pre_place_point_is_out_of_bounds_is_made_from_a_lower_approach() -> None:
+    """The right arm's workspace ends 2.5 cm below the usual pre-place pose above a stack of two (8 cm above the
+    target), a situation that stays the same from one attempt to the next; the grasp of the block on the table
+    fits under it. The first attempt grasps the green block and is refused at the place; the next one (before: the
+    same place again, or the other arm the benchmark refuses, relays and nudges, none of them coming down lower)
+    places it from 5 cm above the target, which the workspace allows, and the block ends on the stack."""
+    with SimWorld.create("stack_blocks_three", 0, render=False) as w:
+        w.settle()
+        for name, (x, y, up) in (("red_block", (*RED_XY_M, 0.0)), ("green_block", (*RED_XY_M, 0.05)),
+                                 ("blue_block", (0.17, -0.06, 0.0))):
+            e = w.objects[name].entity
+            p = w.objects["red_block"].entity.get_pose()
+            e.set_pose(sapien.Pose(p=[x, y, float(p.p[2]) + up + 0.002], q=p.q))
+        w.settle(0.5)
+        names = ("red_block", "green_block", "blue_block")
+        start = w.objects["blue_block"].entity.get_pose()
+        objs = {n: _seen(w, n) for n in names}
+        stack_top = objs["green_block"].position_m[2] + 0.025
+        lo, hi = w.guard.config.workspace_m["right"]
+        # the usual pre-place pose's height (the grasp centre 2.5 cm above the block's bottom), less 2.5 cm
+        cap = stack_top + 0.025 + 0.08 + w.guard.config.tcp_offset_m - 0.025
+        w.guard.reconfigure(workspace_m={"left": w.guard.config.workspace_m["left"],
+                                         "right": (lo, (hi[0], hi[1], cap))})
+        ctx = SimpleNamespace(table_top_z=w.table_top_z, gripper_holding=None,
+                              reach={side: sim_reach(side) for side in ARM_SIDES})
+        stack = Subtask(index=0, text="stack the blue block on the green block", action="stack",
+                        obj=ObjectRef(phrase="the blue block", color="blue", label="block"),
+                        target=ObjectRef(phrase="the green block", color="green", label="block"), relation="on")
+        memory: list[FailedAttempt] = []
+        strategies = []
+        for attempt in range(5):
+            objs = {n: _seen(w, n) for n in names}
+            plan = RulesThinker().think(stack, objs, SceneMemory(objects=list(objs.values())), attempt, None,
+                                        ctx, CallLog(), failures=memory)  # type: ignore[arg-type]
+            strategies.append(plan.strategy or "usual")
+            failed = None
+            for i, c in enumerate(plan.calls):
+                if c.skill == "grasp_actor" and c.arm == "left":
+                    r = SkillResult.failure("the benchmark refuses the left arm", FailureKind.WRONG_ARM)
+                else:
+                    r = _call(w, c, "blue_block")
+                if not r.ok:
+                    failed = FailedAttempt(strategy=plan.strategy, calls=plan.calls, object_id="blue_block",
+                                           pose_m=objs["blue_block"].position_m, skill=c.skill, arm=c.arm,
+                                           failed_call=i, kind=str(r.kind.value if r.kind else "other"),
+                                           explanation=r.message[:200])
+                    break
+            if failed is None:
+                break
+            memory.append(failed)
+            w.skills.open_gripper("right")  # a refused place leaves the block in the hand: the same start again
+            w.skills.back_to_origin("right")
+            w.objects["blue_block"].entity.set_pose(start)
+            w.settle(0.5)
+        assert memory and memory[0].skill == "place_actor" and memory[0].kind == "refused_by_guard", memory
+        assert strategies[-1].endswith("low approach"), [f"{m.line()}: {m.explanation}" for m in memory]
+        b, g = w.objects["blue_block"].entity.get_pose().p, w.objects["green_block"].entity.get_pose().p
+        assert math.dist(b[:2], g[:2]) < 0.02 and b[2] > g[2] + 0.04, (b, g)  # on the stack

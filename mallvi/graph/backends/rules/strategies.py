@@ -46,8 +46,9 @@ MISS_PUSH_M = 0.10
 SURE_Y_M = 0.05
 """The Station's envelope reaches this much past the front and back where grasps were measured (piper_reach.py); a
 push that should not fail starts this far inside them (at the front edge the fingers found no IK)."""
-LOW_PRE_PLACE_M = 0.03
-"""The pre-place point of a place from a lower approach: this far above the target instead of 8 cm."""
+LOW_PRE_PLACE_M = 0.05
+"""The pre-place point of a place from a lower approach: this far above the target instead of 8 cm (3 cm let a held
+block sweep the top block off a stack on its way in, in the simulator)."""
 DRIFT_KINDS = ("grasp_empty", "not_holding", "execution")
 """Failures after which the object lies where a miss pushed it or a slip dropped it."""
 MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much at least from the usual one
