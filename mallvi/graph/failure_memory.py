@@ -148,12 +148,17 @@ def decisive(m: FailedAttempt) -> bool:
 def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
     """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
-    would recur: ``decisive``), or None."""
+    would recur: ``decisive``), or None. When the failed call is known, the same calls up to it are a repeat
+    whatever follows (a plan that differs only after the call that failed meets the same failure first)."""
     pose = pose_of(object_of(calls), localized)
     for m in memory:
-        if not m.calls or len(m.calls) != len(calls) or not same_pose(m.pose_m, pose) or not decisive(m):
+        if not m.calls or not same_pose(m.pose_m, pose) or not decisive(m):
             continue
-        if all(_same_call(a, b) for a, b in zip(calls, m.calls, strict=True)):
+        upto = m.failed_call + 1 if m.failed_call is not None and m.failed_call < len(m.calls) else None
+        if upto is None and len(m.calls) != len(calls):
+            continue
+        n = upto or len(calls)
+        if len(calls) >= n and all(_same_call(a, b) for a, b in zip(calls[:n], m.calls[:n], strict=True)):
             return m
     oid = object_of(calls)
     blocked = blocked_grasps(memory, oid, pose)

@@ -13,6 +13,7 @@ from mallvi.config import Budgets
 from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import CallLog, NoStrategyLeftError
+from mallvi.graph.backends.rules.strategies import low_approach
 from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, repeats
 from mallvi.graph.nodes.reflector import decide
@@ -93,6 +94,7 @@ def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -
         assert not (first_grasp.skill == "grasp_actor" and first_grasp.arm == "right"), plan.strategy
         memory.append(_failed(plan, objs, kind="wrong_arm") if any(c.skill == "grasp_actor" for c in plan.calls)
                       else record(plan, objs, ActorReport(ok=False, message="no IK", commands=[
+                          CommandRecord(skill="close_gripper", arm=plan.calls[0].arm, args={}, ok=True, message="ok"),
                           CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={}, ok=False,
                                         message="no IK", kind=FailureKind.UNREACHABLE)]), None,
                           Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
@@ -117,7 +119,9 @@ def test_when_no_push_from_the_usual_side_reaches_a_push_from_another_side_is_tr
         tried.append(plan)
         ok_grasp = any(c.skill == "grasp_actor" for c in plan.calls)
         memory.append(_failed(plan, objs, kind="wrong_arm") if ok_grasp else record(plan, objs, ActorReport(
-            ok=False, message="no IK", commands=[CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={},
+            ok=False, message="no IK", commands=[
+                CommandRecord(skill="close_gripper", arm=plan.calls[0].arm, args={}, ok=True, message="ok"),
+                CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={},
                                                                ok=False, message="no IK",
                                                                kind=FailureKind.UNREACHABLE)]), None,
             Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
@@ -258,3 +262,16 @@ def test_a_place_whose_pre_place_point_has_no_ik_is_tried_from_a_lower_approach(
     assert first.calls[1].args["pre_dis"] - place.args["pre_dis"] >= 0.025  # a different pre-place point
     assert place.target_pose == first.calls[1].target_pose  # the same place on the red block
     assert repeats(plan.calls, objs, memory) is None
+
+
+def test_a_plan_that_differs_only_after_the_call_that_failed_is_a_repeat() -> None:
+    """A grasp the guard refused before anything was taken fails the same way whatever the plan does after it
+    (here: the same grasp, then a place from a lower approach)."""
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    first = _think(objs, [])
+    memory = [_failed(first, objs, kind="refused_by_guard")]
+    lowered = low_approach(first)
+    assert repeats(lowered.calls, objs, memory) is memory[0]
+    placed = _place_failed(first, objs, FailureKind.UNREACHABLE)  # failed at the place: the lower one differs
+    assert repeats(lowered.calls, objs, [placed]) is None
+    assert repeats(first.calls, objs, [placed]) is placed
