@@ -28,8 +28,11 @@ CHANCE_KINDS = ("grasp_empty", "grasp_off_target", "not_holding", "execution")
 """Failures a retry of the same grasp may well not meet again (a miss, a slip): never ``decisive`` by themselves."""
 SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
 """Failure kinds that the same call meets again in the same situation (no chance involved)."""
-IGNORED_ARGS = frozenset({"pre_grasp_dis", "pre_dis"})
-"""Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp)."""
+IGNORED_ARGS = frozenset({"pre_grasp_dis"})
+"""Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp). A place's
+``pre_dis`` does: a lower pre-place point is another pose to reach."""
+DISTANCE_ARGS = frozenset({"x", "y", "z", "pre_dis"})
+"""Arguments in metres: two values within ``TARGET_TOL_M`` are the same."""
 RESCAN = "re-scan"
 """The strategy name of the marker left when the Descriptor re-scanned because no strategy was left."""
 
@@ -117,7 +120,7 @@ def _same_call(a: SkillCall, b: SkillCall) -> bool:
     for k in keys:
         va, vb = a.args.get(k), b.args.get(k)
         if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
-            if abs(float(va) - float(vb)) > (TARGET_TOL_M if k in ("x", "y", "z") else 1e-6):
+            if abs(float(va) - float(vb)) > (TARGET_TOL_M if k in DISTANCE_ARGS else 1e-6):
                 return False
         elif va != vb:
             return False
@@ -145,12 +148,17 @@ def decisive(m: FailedAttempt) -> bool:
 def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
     """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
-    would recur: ``decisive``), or None."""
+    would recur: ``decisive``), or None. When the failed call is known, the same calls up to it are a repeat
+    whatever follows (a plan that differs only after the call that failed meets the same failure first)."""
     pose = pose_of(object_of(calls), localized)
     for m in memory:
-        if not m.calls or len(m.calls) != len(calls) or not same_pose(m.pose_m, pose) or not decisive(m):
+        if not m.calls or not same_pose(m.pose_m, pose) or not decisive(m):
             continue
-        if all(_same_call(a, b) for a, b in zip(calls, m.calls, strict=True)):
+        upto = m.failed_call + 1 if m.failed_call is not None and m.failed_call < len(m.calls) else None
+        if upto is None and len(m.calls) != len(calls):
+            continue
+        n = upto or len(calls)
+        if len(calls) >= n and all(_same_call(a, b) for a, b in zip(calls[:n], m.calls[:n], strict=True)):
             return m
     oid = object_of(calls)
     blocked = blocked_grasps(memory, oid, pose)

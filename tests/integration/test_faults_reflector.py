@@ -33,7 +33,7 @@ def test_budgets_follow_the_level() -> None:
     assert (1 - 0.75 ** 15) ** 3 >= 0.95 > (1 - 0.75 ** 14) ** 3
     assert medium.max_total_attempts >= 3 * 15
     hard = budgets_for_contingency("hard")
-    assert hard.max_attempts_per_subtask == 16  # the cap: p = 0.04 would need 100
+    assert hard.max_attempts_per_subtask == 100  # q = 0.04: 98.3 % of subtasks get through
     assert attempts_needed(0.04, cap=200) == 100
     # LangGraph's recursion limit grows with the budget, so a long retry chain never hits it
     assert hard.recursion_limit(3) > medium.recursion_limit(3) > base.recursion_limit(3)

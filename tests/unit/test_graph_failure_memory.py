@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,6 +13,7 @@ from mallvi.config import Budgets
 from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import CallLog, NoStrategyLeftError
+from mallvi.graph.backends.rules.strategies import low_approach
 from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, repeats
 from mallvi.graph.nodes.reflector import decide
@@ -84,18 +86,57 @@ def test_the_thinker_never_repeats_a_failed_attempt_at_the_same_pose() -> None:
 def test_an_arm_that_cannot_reach_is_not_used_to_grasp_there_in_any_strategy() -> None:
     objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
     memory = [_failed(_think(objs, []), objs, kind="unreachable")]
-    for _ in range(3):  # the left arm directly (the relays start with a blocked grasp), then a nudge by each arm
+    # the left arm directly (the relays start with a blocked grasp), a nudge by each arm, then a push from another
+    # side (the right arm's envelope covers one more finger path there)
+    for _ in range(4):
         plan = _think(objs, memory)
         first_grasp = next(c for c in plan.calls if c.skill == "grasp_actor" or c.skill == "close_gripper")
         assert not (first_grasp.skill == "grasp_actor" and first_grasp.arm == "right"), plan.strategy
         memory.append(_failed(plan, objs, kind="wrong_arm") if any(c.skill == "grasp_actor" for c in plan.calls)
                       else record(plan, objs, ActorReport(ok=False, message="no IK", commands=[
+                          CommandRecord(skill="close_gripper", arm=plan.calls[0].arm, args={}, ok=True, message="ok"),
                           CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={}, ok=False,
                                         message="no IK", kind=FailureKind.UNREACHABLE)]), None,
                           Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
-    assert [m.strategy for m in memory] == ["direct right", "direct left", "nudge right", "nudge left"]
+    assert [m.strategy for m in memory] == ["direct right", "direct left", "nudge right", "nudge left",
+                                            "nudge right from another side"]
     with pytest.raises(NoStrategyLeftError, match="no different strategy remains for green_block"):
         _think(objs, memory)
+
+
+def test_when_no_push_from_the_usual_side_reaches_a_push_from_another_side_is_tried() -> None:
+    """A block at the table's front edge in front of the right arm: the usual push (from behind it, towards the
+    arm's reach) starts where no arm reaches; once both arms failed to get there, a push from the side follows
+    that brings the block nearer the reach, and only after it the Thinker has nothing left."""
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.21, -0.21)}
+    memory = [_failed(_think(objs, []), objs, kind="unreachable")]
+    tried = []
+    for _ in range(8):
+        try:
+            plan = _think(objs, memory)
+        except NoStrategyLeftError:
+            break
+        tried.append(plan)
+        ok_grasp = any(c.skill == "grasp_actor" for c in plan.calls)
+        memory.append(_failed(plan, objs, kind="wrong_arm") if ok_grasp else record(plan, objs, ActorReport(
+            ok=False, message="no IK", commands=[
+                CommandRecord(skill="close_gripper", arm=plan.calls[0].arm, args={}, ok=True, message="ok"),
+                CommandRecord(skill="move_to_pose", arm=plan.calls[1].arm, args={},
+                                                               ok=False, message="no IK",
+                                                               kind=FailureKind.UNREACHABLE)]), None,
+            Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
+    pushes = [p for p in tried if p.strategy.startswith("nudge")]
+    usual, other_sides = pushes[:2], pushes[2:]
+    assert [p.strategy for p in usual] == ["nudge right", "nudge left"]
+    assert other_sides, [p.strategy for p in tried]
+    green = objs["green_block"].position_m
+    spot = (0.12, -0.05)
+    for p in other_sides:
+        start = p.calls[1].target_pose
+        assert start is not None and math.dist(start[:2], usual[0].calls[1].target_pose[:2]) > 0.03  # elsewhere
+        push = next(c.args for c in p.calls if c.skill == "move_by_displacement" and "x" in c.args)
+        after = (green[0] + push["x"] * 0.6, green[1] + push["y"] * 0.6)  # 6 of the 10 cm the fingers travel
+        assert math.dist(after, spot) < math.dist(green[:2], spot)  # the block ends nearer the arm's reach
 
 
 def _state(memory: list[FailedAttempt], err: StageError | None, attempts: int) -> dict[str, Any]:
@@ -147,3 +188,90 @@ def test_the_llm_thinker_sees_the_failed_attempts_and_a_repeat_is_sent_back() ->
     assert "never repeat one unchanged" in seen["user"]
     assert '"kind": "unreachable"' in seen["user"] and '"failed_skill": "grasp_actor"' in seen["user"]
     assert "When no different strategy is\nleft, answer with an empty \"calls\" list" in seen["system"]
+
+
+def _missed(plan: ActionPlan, objs: dict[str, SceneObject]) -> FailedAttempt:
+    """The memory entry of ``plan``'s grasp closing on nothing (a miss pushed the block away)."""
+    return _failed(plan, objs, kind="grasp_empty")
+
+
+def test_a_block_a_miss_left_at_the_edge_of_reach_is_pushed_back_before_the_next_grasp() -> None:
+    """Misses push a block along the fingers, often the same way again, until no arm reaches it. After a miss
+    that left the block near the edge of the right arm's reach, the next attempt first pushes it back towards
+    the middle of that reach and then grasps it; a block well inside the reach is grasped at once."""
+    red = _block("red", 0.05, -0.02)
+    inside = {"red_block": red, "green_block": _block("green", 0.17, -0.06)}
+    memory = [_missed(_think(inside, []), inside)]
+    assert _think(inside, memory).calls[0].skill == "grasp_actor"  # well inside: the same grasp again
+    edge = {"red_block": red, "green_block": _block("green", 0.20, -0.14)}
+    assert _think(edge, []).calls[0].skill == "grasp_actor"  # no miss yet: nothing to steer back
+    plan = _think(edge, memory)
+    skills = [c.skill for c in plan.calls]
+    assert skills[0] == "close_gripper" and "grasp_actor" in skills, skills
+    grasp_at = skills.index("grasp_actor")
+    push = next(c.args for c in plan.calls[:grasp_at] if c.skill == "move_by_displacement" and "x" in c.args)
+    g = edge["green_block"].position_m
+    after = (g[0] + push["x"] * 0.6, g[1] + push["y"] * 0.6)  # the block moves 6 of the fingers' 10 cm
+    assert after[1] > g[1] + 0.03  # away from the front edge
+    assert plan.calls[grasp_at].arm == "right" and plan.strategy.startswith("nudge back")
+    # one more miss further out, the fingers would have to start where they find no IK: the grasp is tried as is
+    out = {"red_block": red, "green_block": _block("green", 0.21, -0.21)}
+    assert _think(out, memory).calls[0].skill == "grasp_actor"
+    assert plan.calls[-2].skill == "place_actor"  # still the whole carry in the same attempt
+
+
+def test_a_push_back_that_found_no_ik_is_not_made_again_the_grasp_is() -> None:
+    red = _block("red", 0.05, -0.02)
+    edge = {"red_block": red, "green_block": _block("green", 0.20, -0.14)}
+    memory = [_missed(_think(edge, []), edge)]
+    steered = _think(edge, memory)
+    assert steered.calls[0].skill == "close_gripper"
+    memory.append(record(steered, edge, ActorReport(ok=False, message="no IK", commands=[
+        CommandRecord(skill="close_gripper", arm="right", args={}, ok=True, message="ok"),
+        CommandRecord(skill="move_to_pose", arm="right", args={}, ok=False, message="no IK",
+                      kind=FailureKind.UNREACHABLE)]), None,
+        Verdict(verdict="failure", failure_category="execution_failed", explanation="x")))
+    again = _think(edge, memory)
+    assert again.calls[0].skill == "grasp_actor" and again.calls[0].arm == "right"
+
+
+def _place_failed(plan: ActionPlan, objs: dict[str, SceneObject], kind: FailureKind) -> FailedAttempt:
+    """The memory entry of ``plan`` failing at its place after a good grasp."""
+    place = next(c for c in plan.calls if c.skill == "place_actor")
+    report = ActorReport(ok=False, message="place_actor failed", commands=[
+        CommandRecord(skill="grasp_actor", arm=place.arm, args={}, ok=True, message="ok"),
+        CommandRecord(skill="place_actor", arm=place.arm, args={}, ok=False, message="no IK above the target",
+                      kind=kind)])
+    return record(plan, objs, report, None, Verdict(verdict="failure", failure_category="execution_failed",
+                                                    blamed_agent="thinker", explanation="x"))
+
+
+def test_a_place_whose_pre_place_point_has_no_ik_is_tried_from_a_lower_approach() -> None:
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    first = _think(objs, [])
+    memory = [_place_failed(first, objs, FailureKind.UNREACHABLE)]
+    seen = []
+    for _ in range(3):
+        plan = _think(objs, memory)
+        seen.append(plan.strategy)
+        if plan.strategy.endswith("low approach"):
+            break
+        memory.append(_failed(plan, objs, kind="wrong_arm"))  # e.g. the other arm refused by the allocation rule
+    place = next(c for c in plan.calls if c.skill == "place_actor")
+    assert plan.strategy == "direct right, low approach", seen
+    assert first.calls[1].args["pre_dis"] - place.args["pre_dis"] >= 0.025  # a different pre-place point
+    assert place.target_pose == first.calls[1].target_pose  # the same place on the red block
+    assert repeats(plan.calls, objs, memory) is None
+
+
+def test_a_plan_that_differs_only_after_the_call_that_failed_is_a_repeat() -> None:
+    """A grasp the guard refused before anything was taken fails the same way whatever the plan does after it
+    (here: the same grasp, then a place from a lower approach)."""
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
+    first = _think(objs, [])
+    memory = [_failed(first, objs, kind="refused_by_guard")]
+    lowered = low_approach(first)
+    assert repeats(lowered.calls, objs, memory) is memory[0]
+    placed = _place_failed(first, objs, FailureKind.UNREACHABLE)  # failed at the place: the lower one differs
+    assert repeats(lowered.calls, objs, [placed]) is None
+    assert repeats(first.calls, objs, [placed]) is placed

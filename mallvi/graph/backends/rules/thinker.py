@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
-from mallvi.graph.backends.rules.strategies import nudge
+from mallvi.graph.backends.rules.strategies import low_approach, nudges, steered
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
@@ -185,9 +185,10 @@ class RulesThinker:
             if not failures:
                 raise
             plan = None
-        if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
-            return plan
         obj = _find(localized, subtask.obj)
+        if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
+            back = steered(plan, obj, failures, localized, scene, ctx.table_top_z, ctx.reach)
+            return plan if repeats(back.calls, localized, failures) is not None else back
         if obj is None:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         for alt in self.alternatives(subtask, obj, localized, scene, ctx):
@@ -199,8 +200,9 @@ class RulesThinker:
 
     def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                      scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
-        """Every other way to do the subtask, in order: each allowed arm directly, a relay with either arm giving,
-        then a nudge by either arm (see ``strategies.py``)."""
+        """Every other way to do the subtask, in order: each allowed arm directly (then from a lower approach to the
+        place), a relay with either arm giving,
+        then a nudge by either arm, then pushes from other sides (see ``strategies.py``)."""
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
         forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
@@ -215,6 +217,7 @@ class RulesThinker:
             plans += [ActionPlan(calls=_grasp_place(a, obj.id, target, upright=upright), strategy=f"direct {a}",
                                  rationale=f"the {a} arm carries {obj.id} to ({target[0]:.3f}, {target[1]:.3f}, "
                                            f"{target[2]:.3f})") for a in arms]
+            plans += [low_approach(p) for p in plans]
             for giver in ("left", "right"):
                 taker = forced or other(giver)
                 if taker == giver:
@@ -227,7 +230,7 @@ class RulesThinker:
                     rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), the {taker} arm "
                               "carries it on"))
         toward = forced or side_of(obj)
-        plans += [nudge(a, obj, scene, localized, table_z, toward) for a in (toward, other(toward))]
+        plans += nudges(obj, scene, localized, table_z, toward, (toward, other(toward)), ctx.reach)
         return plans
 
     def _usual(
