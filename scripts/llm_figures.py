@@ -166,25 +166,25 @@ def main(argv: list[str] | None = None) -> int:
             print("SmolLM2 GGUF not installed: run scripts/setup_local_model.sh", file=sys.stderr)
             return 2
         for seed in range(args.seed_start, args.seed_start + args.seeds):  # interleaved: a measurement cut
-            # short still compares tasks and modes on the same seeds. A fresh server per seed: llama-cpp-python's
-            # server grew from 1.6 to 3.1 GB in 7 minutes of schema-constrained answers here.
-            with LocalLlmServer(gguf) as srv:
-                if "auto" in modes:
-                    from mallvi.config import LlmConfig
-                    from mallvi.graph.backends.llm import make_chat_model
+            for task in args.tasks.split(","):  # short still compares tasks and modes on the same seeds
+                for decoding in modes:
+                    # A fresh server per run: llama-cpp-python's server grows while it answers under a schema
+                    # (past 7 GB within one stack_blocks_three run with the Thinker on the model, here).
+                    with LocalLlmServer(gguf) as srv:
+                        if decoding == "auto":
+                            from mallvi.config import LlmConfig
+                            from mallvi.graph.backends.llm import make_chat_model
 
-                    cfg = LlmConfig(base_url=srv.base_url, llm_model=srv.model, timeout_s=args.llm_timeout)
-                    caps: EndpointCaps = probe_endpoint(make_chat_model(cfg, srv.model), srv.base_url, srv.model,
-                                                        args.llm_timeout)[0]
-                    used["auto"] = f"auto → {caps.decoding}"
-                (out / "modes.json").write_text(json.dumps(used))
-                for task in args.tasks.split(","):
-                    for decoding in modes:
+                            cfg = LlmConfig(base_url=srv.base_url, llm_model=srv.model, timeout_s=args.llm_timeout)
+                            caps: EndpointCaps = probe_endpoint(make_chat_model(cfg, srv.model), srv.base_url,
+                                                                srv.model, args.llm_timeout)[0]
+                            used["auto"] = f"auto → {caps.decoding}"
+                        (out / "modes.json").write_text(json.dumps(used))
                         row = _run(task, seed, decoding, args, srv.base_url, srv.model, out / "traces")
-                        print(f"[llm_figures] {decoding} {task} seed {seed}: {row['status']} "
-                              f"success={row['success']} {row['wall_s']:.1f} s", file=sys.stderr, flush=True)
-                        with (out / "rows.jsonl").open("a") as fh:
-                            fh.write(json.dumps(row, default=str) + "\n")
+                    print(f"[llm_figures] {decoding} {task} seed {seed}: {row['status']} "
+                          f"success={row['success']} {row['wall_s']:.1f} s", file=sys.stderr, flush=True)
+                    with (out / "rows.jsonl").open("a") as fh:
+                        fh.write(json.dumps(row, default=str) + "\n")
     if (out / "modes.json").is_file():
         used.update(json.loads((out / "modes.json").read_text()))
     rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines() if line.strip()]
