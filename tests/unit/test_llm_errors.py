@@ -76,14 +76,18 @@ def test_an_llm_run_needs_an_http_base_url(url: str) -> None:
 
 
 def test_constrained_modes_bound_every_list_of_the_answer() -> None:
-    from mallvi.graph.backends.llm_agents import DecomposerAnswer
-    from mallvi.graph.backends.llm_decoding import MAX_LIST_ITEMS
+    from mallvi.graph.backends.llm_agents import DecomposerAnswer, DescriptorAnswer
+    from mallvi.graph.backends.llm_decoding import max_items_for
 
-    sent = request_options("json_schema", DecomposerAnswer.model_json_schema(), "A", 64)["extra_body"][
+    n = max_items_for("decomposer")
+    sent = request_options("json_schema", DecomposerAnswer.model_json_schema(), "A", 64, max_items=n)["extra_body"][
         "response_format"]["json_schema"]["schema"]
     sub = sent["$defs"]["Subtask"]["properties"]
-    assert sent["properties"]["subtasks"]["maxItems"] == MAX_LIST_ITEMS
-    assert sub["group"]["maxItems"] == sub["post"]["maxItems"] == MAX_LIST_ITEMS
+    assert n is not None and sent["properties"]["subtasks"]["maxItems"] == n
+    assert sub["group"]["maxItems"] == sub["post"]["maxItems"] == n
+    described = request_options("json_schema", DescriptorAnswer.model_json_schema(), "A", 64,
+                                max_items=max_items_for("descriptor"))["extra_body"]["response_format"]["json_schema"]
+    assert "maxItems" not in described["schema"]["properties"]["objects"]  # a cluttered table may hold many
     assert "maxLength" not in sub["text"]  # llama.cpp expands it into a rule per character
     assert "maxItems" not in DecomposerAnswer.model_json_schema()["properties"]["subtasks"]  # the model's own copy
 

@@ -27,6 +27,7 @@ from mallvi.config import LlmConfig
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.backends.llm_decoding import (
     EndpointCaps,
+    max_items_for,
     max_tokens_for,
     probe_endpoint,
     probe_vision,
@@ -183,7 +184,7 @@ class LlmClient:
             self._require_vision(node)
         schema_json = schema.model_json_schema()
         opts = request_options(caps.decoding, schema_json, schema.__name__, max_tokens_for(node),
-                               caps.send_max_tokens)
+                               caps.send_max_tokens, max_items_for(node))
         if caps.decoding == "prompt":
             system = f"{system}\n\nAnswer with ONE JSON object matching this JSON schema, nothing else:\n" \
                      f"{json.dumps(schema_json)}"

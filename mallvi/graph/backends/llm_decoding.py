@@ -61,15 +61,21 @@ def max_tokens_for(agent: str) -> int:
     return MAX_TOKENS.get(agent, DEFAULT_MAX_TOKENS)
 
 
-#: Under schema-constrained decoding every list of an answer is bounded (unless its schema bounds it already), so
-#: a model that starts repeating itself must close the list and go on: without it SmolLM2-135M wrote Decomposer
-#: subtasks until ``max_tokens`` cut its JSON off. Strings are left to ``max_tokens``: llama.cpp expands a
-#: ``maxLength`` into one grammar rule per character, and 160-character bounds on every string made its server
-#: grow past 7 GB and take minutes per answer.
-MAX_LIST_ITEMS = 8
+#: Under schema-constrained decoding every list of the Decomposer's and the Thinker's answers is bounded (unless
+#: its schema bounds it already), so a model that starts repeating itself must close the list and go on: without it
+#: SmolLM2-135M wrote Decomposer subtasks until ``max_tokens`` cut its JSON off. The bounds match the answers
+#: ``MAX_TOKENS`` is sized for; the Descriptor's lists stay open (a cluttered table has more than 16 objects).
+#: Strings are left to ``max_tokens``: llama.cpp expands a ``maxLength`` into one grammar rule per character, and
+#: 160-character bounds on every string made its server grow past 7 GB and take minutes per answer.
+MAX_LIST_ITEMS: dict[str, int] = {"decomposer": 8, "thinker": 16}
 
 
-def bounded_schema(schema: Any, max_items: int = MAX_LIST_ITEMS) -> Any:
+def max_items_for(agent: str) -> int | None:
+    """The bound on each list of ``agent``'s answer under constrained decoding (None: unbounded)."""
+    return MAX_LIST_ITEMS.get(agent)
+
+
+def bounded_schema(schema: Any, max_items: int) -> Any:
     """A copy of a JSON schema with ``maxItems`` on every array that has none."""
     if isinstance(schema, list):
         return [bounded_schema(v, max_items) for v in schema]
@@ -82,16 +88,17 @@ def bounded_schema(schema: Any, max_items: int = MAX_LIST_ITEMS) -> Any:
 
 
 def request_options(mode: str, schema: dict[str, Any], name: str, max_tokens: int,
-                    send_max_tokens: bool = True) -> dict[str, Any]:
+                    send_max_tokens: bool = True, max_items: int | None = None) -> dict[str, Any]:
     """Keyword arguments for ``ChatOpenAI.invoke``: the token bound and the decoding fields of ``mode``.
 
-    A constrained mode sends ``bounded_schema(schema)``; the prompt-only mode sends no schema here.
+    A constrained mode sends the schema, with ``maxItems`` on its lists when ``max_items`` is given; the prompt-only
+    mode sends no schema here.
 
     ``max_tokens`` reaches the request as ``max_completion_tokens`` (the client's name); ``send_max_tokens`` also
     puts the older ``max_tokens`` in the body, which llama-cpp-python and some other servers read instead.
     """
     extra: dict[str, Any] = {"max_tokens": max_tokens} if send_max_tokens else {}
-    schema = bounded_schema(schema) if mode != "prompt" else schema
+    schema = bounded_schema(schema, max_items) if mode != "prompt" and max_items is not None else schema
     if mode == "json_schema":
         extra["response_format"] = {"type": "json_schema",
                                     "json_schema": {"name": name, "schema": schema, "strict": False}}
