@@ -12,18 +12,13 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD
+
 A_M = (0.0, 0.0, 0.28503, -0.02198, 0.0, 0.0)
 D_M = (0.123, 0.0, 0.0, 0.25075, 0.0, 0.091)
 ALPHA_RAD = (0.0, -math.pi / 2, 0.0, math.pi / 2, -math.pi / 2, math.pi / 2)
 OFFSET_RAD = (0.0, -math.radians(172.22), -math.radians(102.78), 0.0, 0.0, 0.0)
-JOINT_LIMITS_RAD = (
-    (-2.6179, 2.6179),
-    (0.0, 3.14),
-    (-2.967, 0.0),
-    (-1.745, 1.745),
-    (-1.22, 1.22),
-    (-2.09439, 2.09439),
-)
+JOINT_LIMITS_RAD = PIPER_JOINT_LIMITS_RAD
 
 def _rx(a: float) -> NDArray[np.float64]:
     c, s = math.cos(a), math.sin(a)

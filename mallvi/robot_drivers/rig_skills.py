@@ -33,7 +33,15 @@ from mallvi.robot_drivers.rig_motion import SUPPORT_HALF_XY_M, CartesianArm, Joi
 from mallvi.robot_drivers.rig_skills_config import Command, RigSkillsConfig
 from mallvi.robot_drivers.rig_upright import stand_up_on_rig
 from mallvi.robot_drivers.safety import SafetyGuard, refused
-from mallvi.robot_drivers.skill_args import as_number, as_numbers, first_failure, is_index, resolve_arm, resolve_object
+from mallvi.robot_drivers.skill_args import (
+    as_number,
+    as_numbers,
+    first_failure,
+    gripper_args,
+    is_index,
+    resolve_arm,
+    resolve_object,
+)
 
 log = logging.getLogger(__name__)
 
@@ -366,10 +374,8 @@ class RigSkills(RigMotionCore):
         return why.result() if why is not None else SkillResult.success(arm=side)
 
     def _gripper_skill(self, arm_tag: object, pos: object, label: str) -> SkillResult:
-        side = resolve_arm(arm_tag)
-        opening = as_number(pos, "gripper position")
-        bad = first_failure(side, opening)
-        if bad is not None:
-            return bad.result()
-        assert not isinstance(side, Failure) and not isinstance(opening, Failure)
+        args = gripper_args(arm_tag, pos)
+        if isinstance(args, Failure):
+            return args.result()
+        side, opening = args
         return self.run(lambda log_: self._result(self.command_gripper(side, opening, log_, label), side))

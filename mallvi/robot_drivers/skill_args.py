@@ -66,6 +66,17 @@ def first_failure(*values: object) -> Failure | None:
     return next((v for v in values if isinstance(v, Failure)), None)
 
 
+def gripper_args(arm_tag: object, pos: object) -> tuple[ArmSide, float] | Failure:
+    """The arm and the opening of an ``open_gripper``/``close_gripper`` call, or why they are malformed."""
+    side = resolve_arm(arm_tag)
+    opening = as_number(pos, "gripper position")
+    if isinstance(side, Failure):
+        return side
+    if isinstance(opening, Failure):
+        return opening
+    return side, opening
+
+
 def is_index(value: object) -> bool:
     """An integer index (not a bool)."""
     return isinstance(value, int | np.integer) and not isinstance(value, bool)

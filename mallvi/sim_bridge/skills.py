@@ -22,7 +22,15 @@ from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose, quat_problem
 from mallvi.contracts.skills import Failure, FailureKind, SkillResult, parse_pose_list
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.safety import refused
-from mallvi.robot_drivers.skill_args import as_number, as_numbers, first_failure, is_index, resolve_arm, resolve_object
+from mallvi.robot_drivers.skill_args import (
+    as_number,
+    as_numbers,
+    first_failure,
+    gripper_args,
+    is_index,
+    resolve_arm,
+    resolve_object,
+)
 from mallvi.sim_bridge.grasp_frames import bottom_of_lying, frame_from, grasp_frames
 from mallvi.sim_bridge.planning import PlanResult
 from mallvi.sim_bridge.skill_parts import SkillParts
@@ -305,12 +313,10 @@ class SimSkills:
         return SkillResult.success(released=released)
 
     def _gripper_args(self, arm_tag: object, pos: object) -> tuple[ArmSide, float] | SkillResult:
-        side = resolve_arm(arm_tag)
-        opening = as_number(pos, "gripper position")
-        bad = first_failure(side, opening)
-        if bad is not None:
-            return bad.result()
-        assert not isinstance(side, Failure) and not isinstance(opening, Failure)
+        args = gripper_args(arm_tag, pos)
+        if isinstance(args, Failure):
+            return args.result()
+        side, opening = args
         why = self.parts.rig.guard.check_gripper(side, opening)
         return refused(why).result() if why is not None else (side, opening)
 
