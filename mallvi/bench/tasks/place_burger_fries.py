@@ -22,8 +22,9 @@ class PlaceBurgerFries(BenchTask):
     Task Description:
         Use dual arm to pick the hamburg and frenchfries and put them onto the tray.
     Randomizations:
-        Tray 0.31×0.21 m at x = 0, y ∈ [-0.14, -0.10]; burger (Ø0.07×0.03) at x ∈ [-0.25, -0.15], fries box
-        (0.07×0.03×0.095) at x ∈ [0.15, 0.25], both y ∈ [-0.10, 0.05].
+        As the original: tray 0.31×0.21 m at x = 0, y ∈ [-0.15, -0.10]; burger (Ø0.07×0.03) at
+        x ∈ [-0.30, -0.25], fries box (0.07×0.03×0.095) at x ∈ [0.20, 0.30], both y ∈ [-0.15, -0.07] (clear of the
+        tray's |x| ≤ 0.155 m).
     Success Conditions:
         The burger within 0.08 m (xy) of the tray's left drop point, the fries within 0.08 m of its right drop
         point; both grippers open. No arm-allocation check (as in the paper).
@@ -39,12 +40,12 @@ class PlaceBurgerFries(BenchTask):
 
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
         z = table_top_z + 0.001
-        tray = make_tray(scene, "tray", sapien.Pose(p=[0.0, float(rng.uniform(-0.14, -0.10)), z]))
+        tray = make_tray(scene, "tray", sapien.Pose(p=[0.0, float(rng.uniform(-0.15, -0.10)), z]))
         burger = make_burger(
-            scene, "burger", sapien.Pose(p=[float(rng.uniform(-0.25, -0.15)), float(rng.uniform(-0.10, 0.05)), z])
+            scene, "burger", sapien.Pose(p=[float(rng.uniform(-0.30, -0.25)), float(rng.uniform(-0.15, -0.07)), z])
         )
         fries = make_fries_box(
-            scene, "fries", sapien.Pose(p=[float(rng.uniform(0.15, 0.25)), float(rng.uniform(-0.10, 0.05)), z])
+            scene, "fries", sapien.Pose(p=[float(rng.uniform(0.20, 0.30)), float(rng.uniform(-0.15, -0.07)), z])
         )
         return SceneContents({"tray": tray, "burger": burger, "fries": fries}, self.instruction, {})
 
