@@ -1,11 +1,12 @@
 """Weight-free colour/shape detector: HSV masks, morphology, contours and shape cues.
 
 Rejects what is not a table-top object: with depth, pixels must stand at least ``min_height_m`` above the
-support plane (so the table and shadows on it are ignored), a component's 3D size must stay below
-``max_size_m`` and its lowest visible point within ``max_rest_height_m`` of the table (robot links, walls);
-black or white components cut by the image border are dropped (robot links entering the view); a coloured
-component cut by the border is kept if it is large enough, with its score lowered and its position that of its
-visible part.
+support plane (so the table and shadows on it are ignored) and lie no further than the table's far edge (a wall
+behind it, ``background.py``); a component's 3D size must stay below ``max_size_m``, its lowest visible point
+within ``max_rest_height_m`` of the table (robot links, walls), and its points must cover an area of the table
+rather than lie on one upright plane (a wall's face). Black or white components cut by the image border are
+dropped (robot links entering the view); a coloured component cut by the border is kept if it is large enough,
+with its score lowered and its position that of its visible part.
 Shape: a smooth outline (>= 8 corners at 2 % of the perimeter, circularity >= 0.78) -> "round"; at most 6
 corners at 4 % or a full minimum-area rectangle -> "block"; else the colour alone ("object"). Shape only ranks:
 a query's shape word lowers the score of detections of the other shape, it does not drop them. With depth, a
@@ -23,8 +24,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
+from mallvi.perception.background import behind_table, is_upright_sheet
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
-from mallvi.perception.projection import support_z, world_z_image
+from mallvi.perception.projection import points_world, support_z, world_z_image
 from mallvi.perception.types import Detection
 from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
 
@@ -96,7 +98,7 @@ class ColorDetector:
         above: NDArray[np.bool_] | None = None
         allowed = np.ones(obs.depth_m.shape, dtype=bool)
         if z is not None and table_z is not None:
-            above = (z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)
+            above = ((z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)) & ~behind_table(obs, z, table_z)
             # keep the lowest rows of side faces too: pixels a few px from a raised pixel
             grow = 2 * cfg.grow_px + 1
             allowed = cv2.dilate(above.astype(np.uint8), np.ones((grow, grow), np.uint8)).astype(bool)
@@ -157,6 +159,10 @@ class ColorDetector:
             return False, None
         if table_z is not None and lo - table_z > self.config.max_rest_height_m:
             return False, None  # floats high above the table: a robot link, not a table-top object
+        whole = np.zeros(obs.depth_m.shape, dtype=bool)
+        whole[y : y + h, x : x + w] = local
+        if is_upright_sheet(points_world(whole, obs)):
+            return False, None  # the face of a wall behind the table: no footprint on it
         d = float(np.median(obs.depth_m[y : y + h, x : x + w][local]))
         px_to_m = d / float(obs.K[0, 0])
         if float(np.hypot(w, h)) * px_to_m > self.config.max_size_m * 1.5:  # footprint from the box diagonal

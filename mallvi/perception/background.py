@@ -1,0 +1,72 @@
+"""What lies behind the table is no table-top object: a wall or backdrop seen above the table's far edge.
+
+Two tests, both from depth:
+
+- ``behind_table``, per pixel: the table's far edge is where the pixels at table height end, measured along the
+  camera's horizontal viewing direction; a point further away than that edge (plus a margin) cannot stand on
+  the table. Such pixels are a wall, a backdrop or the room, whatever their colour (under a tinted light a
+  painted wall takes the hue of a block).
+- ``is_upright_sheet``, per detected region: a table-top object shows the camera some of its top, so its points
+  cover an area of the table; a wall seen from the front shows only its face, whose points lie on one upright
+  plane and leave a line as their footprint. The thinnest table-top objects (a marker lying down, a 2 cm die)
+  leave a footprint at least a centimetre thick.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.contracts.observation import Observation
+from mallvi.perception.projection import k_inverse
+
+#: a footprint thinner than this across its main axis is a face seen edge-on from above, not an object's top
+MIN_FOOTPRINT_THICKNESS_M = 0.004
+#: ... and at least this many times longer than thick (a speck of a few points is left to the other checks)
+MIN_SHEET_ASPECT = 3.0
+#: pixels within this height of the support plane count as table when its far edge is found
+TABLE_BAND_M = 0.004
+#: the far edge is this percentile of the table pixels' distance (a wall's lowest rows at table height are few)
+FAR_EDGE_PERCENTILE = 98.0
+#: a point this far beyond the far edge is behind the table
+BEHIND_MARGIN_M = 0.03
+
+
+def footprint_spread_m(points_world: NDArray[np.float64]) -> tuple[float, float]:
+    """(length, thickness) of the points' horizontal footprint along its principal axes, each the 2nd to
+    98th percentile spread in metres."""
+    xy = np.asarray(points_world, dtype=float)[:, :2]
+    centred = xy - xy.mean(axis=0)
+    _, axes = np.linalg.eigh(centred.T @ centred)  # eigenvalues ascending: axes[:, 1] is the main axis
+    spreads = [float(np.subtract(*np.percentile(centred @ axes[:, k], [98, 2]))) for k in (1, 0)]
+    return spreads[0], spreads[1]
+
+
+def is_upright_sheet(points_world: NDArray[np.float64]) -> bool:
+    """Whether the points lie on one upright plane (a wall's face), leaving no footprint on the table."""
+    if len(points_world) < 20:
+        return False
+    length_m, thickness_m = footprint_spread_m(points_world)
+    return thickness_m < MIN_FOOTPRINT_THICKNESS_M and length_m >= MIN_SHEET_ASPECT * thickness_m
+
+
+def behind_table(obs: Observation, z_world: NDArray[np.float64], table_z_m: float) -> NDArray[np.bool_]:
+    """Pixels whose depth point lies beyond the table's far edge (False where depth is missing, and everywhere
+    when the camera looks straight down or sees too little of the table to tell where it ends)."""
+    valid = (obs.depth_m > 0) & np.isfinite(obs.depth_m)
+    out = np.zeros(obs.depth_m.shape, dtype=bool)
+    forward = obs.T_world_cam[:2, 2]  # the optical axis in the world, horizontal part
+    if float(np.hypot(*forward)) < 0.2:
+        return out
+    forward = forward / float(np.hypot(*forward))
+    h, w = obs.depth_m.shape
+    u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    rays_world = obs.T_world_cam[:2, :3] @ k_inverse(obs.K)  # world x, y of a unit-depth ray per (u, v, 1)
+    per_pixel = forward @ rays_world  # distance along `forward` of a unit-depth ray
+    distance_m = obs.depth_m * (per_pixel[0] * u + per_pixel[1] * v + per_pixel[2])
+    table = valid & (np.abs(z_world - table_z_m) <= TABLE_BAND_M)
+    if int(table.sum()) < 500:
+        return out
+    far_edge_m = float(np.percentile(distance_m[table], FAR_EDGE_PERCENTILE))
+    out[valid] = distance_m[valid] > far_edge_m + BEHIND_MARGIN_M
+    return out

@@ -1,0 +1,61 @@
+"""A wall behind the table is no table-top object, whatever its colour (synthetic RGB-D frames, exact geometry)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mallvi.perception.background import behind_table, footprint_spread_m, is_upright_sheet
+from mallvi.perception.detectors import make_detector
+from mallvi.perception.projection import support_z, world_z_image
+from mallvi.perception.raised import raised_regions
+from mallvi.perception.synthetic import SynthBox, head_camera, render
+
+K, T_WORLD_CAM = head_camera()
+TABLE_Z = 0.74
+BLOCK = SynthBox("green_block", (0.05, 0.0, TABLE_Z + 0.025), (0.05, 0.05, 0.05), "green")
+#: green tiles on a shelf behind the table's far edge (y = 0.35): block-sized, their tops in view
+SHELF = [SynthBox(f"tile_{i}", (x, 0.42, TABLE_Z + 0.02), (0.05, 0.04, 0.04), "green")
+         for i, x in enumerate((-0.35, -0.1, 0.25))]  # fmt: skip
+
+
+def test_the_green_block_is_the_only_green_block_with_green_tiles_behind_the_table() -> None:
+    obs = render([BLOCK, *SHELF], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z)
+    # the tiles are in view and stand clear of the table: without the far-edge test they read as blocks too
+    assert obs.seg is not None and all(bool((obs.seg == i + 2).any()) for i in range(len(SHELF)))
+    dets = make_detector("color").detect(obs, ["green block"])
+    assert len(dets) == 1, [(d.label, d.box_xyxy) for d in dets]
+    x0, y0, x1, y1 = (int(c) for c in dets[0].box_xyxy)
+    assert obs.seg[(y0 + y1) // 2, (x0 + x1) // 2] == 1  # the detection is the block on the table
+
+
+def test_pixels_behind_the_far_edge_are_marked_and_the_table_and_block_are_not() -> None:
+    obs = render([BLOCK, *SHELF], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z)
+    z = world_z_image(obs)
+    table_z = support_z(obs)
+    assert z is not None and table_z is not None and abs(table_z - TABLE_Z) < 0.002
+    behind = behind_table(obs, z, table_z)
+    assert obs.seg is not None
+    for i in range(len(SHELF)):
+        tile = obs.seg == i + 2
+        assert behind[tile].mean() > 0.95
+    assert not behind[obs.seg == 1].any()
+    assert behind[(obs.seg == 0) & (obs.depth_m > 0)].mean() < 0.01  # the table itself
+
+
+def test_a_wall_face_is_an_upright_sheet_and_the_thinnest_objects_are_not() -> None:
+    rng = np.random.default_rng(0)
+    wall = np.column_stack([rng.uniform(-0.3, 0.3, 500), np.full(500, 0.40), rng.uniform(0.74, 0.9, 500)])
+    assert is_upright_sheet(wall)
+    length_m, thickness_m = footprint_spread_m(wall)
+    assert length_m > 0.5 and thickness_m < 1e-9
+    # a marker lying down (1.2 cm thick) and a 2 cm die seen from above: footprints with an area
+    marker = np.column_stack([rng.uniform(-0.06, 0.06, 300), rng.uniform(-0.006, 0.006, 300), np.full(300, 0.75)])
+    die = np.column_stack([rng.uniform(-0.01, 0.01, 300), rng.uniform(-0.01, 0.01, 300), np.full(300, 0.76)])
+    assert not is_upright_sheet(marker) and not is_upright_sheet(die)
+
+
+def test_a_thin_coloured_panel_standing_behind_the_table_is_not_a_pale_object_either() -> None:
+    panel = SynthBox("panel", (0.0, 0.40, TABLE_Z + 0.05), (0.2, 0.002, 0.1), "white")
+    obs = render([panel], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z)
+    assert obs.seg is not None and bool((obs.seg == 1).any())
+    assert raised_regions(obs) == []
