@@ -18,7 +18,7 @@ from mallvi.perception.projection import k_inverse
 #: nominal RGB of each colour word (what a diffusely lit face of that colour looks like)
 RGB_OF_COLOR: dict[str, tuple[int, int, int]] = {
     "red": (200, 30, 30), "green": (40, 170, 60), "blue": (30, 60, 200), "yellow": (220, 200, 40),
-    "orange": (230, 120, 30), "purple": (130, 50, 170), "pink": (235, 120, 180),
+    "cyan": (25, 175, 185), "orange": (230, 120, 30), "purple": (130, 50, 170), "pink": (235, 120, 180),
     "black": (25, 25, 28), "white": (235, 235, 235),
 }
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from mallvi.perception.types import GraspCategory
 
-COLORS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "black", "white", "grey")
+COLORS: tuple[str, ...] = (
+    "red", "orange", "yellow", "green", "cyan", "blue", "purple", "pink", "black", "white", "grey",
+)
 _SPELLINGS = {"gray": "grey"}
 
 #: word in a query or an object name -> canonical label
