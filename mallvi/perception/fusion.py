@@ -130,7 +130,9 @@ def fuse(
         evs = np.array([ev for ev, _ in g.values()])
         boxes = np.array([d.box_xyxy for _, d in g.values()])
         evidence = float(1.0 - np.prod(1.0 - np.clip(evs, 0.0, 0.999)))
-        box = tuple(float(x) for x in (evs[:, None] * boxes).sum(axis=0) / max(evs.sum(), 1e-9))
+        # the evidence-weighted box; detections that all scored 0 (kept by the scene graph's agreement) weigh alike
+        w = evs if float(evs.sum()) > 1e-9 else np.ones_like(evs)
+        box = tuple(float(x) for x in (w[:, None] * boxes).sum(axis=0) / float(w.sum()))
         lead = max(g.values(), key=lambda t: t[0])[1]
         color = lead.color or next((d.color for _, d in g.values() if d.color), None)
         scores: dict[str, float] = {}

@@ -144,6 +144,18 @@ def test_fusion_prefers_detections_the_scene_graph_supports() -> None:
     assert fused[0].score > fused[1].score
 
 
+def test_fusion_keeps_the_box_of_a_detection_that_scored_zero_but_the_scene_graph_supports() -> None:
+    _, obs = _scene(5, ("red", "green"))
+    red_obj = next(b for b in random_blocks(np.random.default_rng(5), ("red", "green"), min_gap_m=0.09)
+                   if b.color == "red")
+    graph = SceneGraph.build([PerceivedObject("red_block", "block", "red", "medium", red_obj.center_world,
+                                          red_obj.size_m, 1.0)])
+    box = make_detector("color").detect(obs, ["red block"])[0].box_xyxy
+    faint = Detection(box, 0.0, "red block", "color", "red", {"color": 0.0})  # e.g. a ragged outline
+    fused = fuse({"color": [faint]}, scene_graph=graph, obs=obs)
+    assert len(fused) == 1 and fused[0].box_xyxy == pytest.approx(box)  # was (0, 0, 0, 0): a crash
+
+
 def test_white_is_searched_only_when_asked_for() -> None:
     obs = render([SynthBox("white_block", (0.0, 0.0, 0.765), (0.05,) * 3, "white"),
                   SynthBox("red_block", (0.12, 0.0, 0.765), (0.05,) * 3, "red")], K, T_WORLD_CAM, 640, 360)
