@@ -86,15 +86,18 @@ def clean(mask: NDArray[np.bool_], open_px: int = 1, close_px: int = 2) -> NDArr
     return m.astype(bool)
 
 
-def dominant_color(rgb: NDArray[np.uint8], mask: NDArray[np.bool_]) -> str | None:
-    """The colour word covering most of the mask's pixels (at least 30 %), or None."""
+def dominant_color(rgb: NDArray[np.uint8], mask: NDArray[np.bool_], hsv: NDArray[np.uint8] | None = None) -> str | None:
+    """The colour word covering most of the mask's pixels (at least 30 %), or None.
+
+    ``hsv`` is ``to_hsv(rgb)`` when the caller has it already; only the mask's pixels are classified.
+    """
     if not mask.any():
         return None
-    hsv = to_hsv(rgb)
+    pixels = (to_hsv(rgb) if hsv is None else hsv)[mask]  # (n, 3): color_mask works on any leading shape
     best, best_frac = None, 0.3
-    total = float(mask.sum())
+    total = float(len(pixels))
     for c in COLORS:
-        frac = float((color_mask(hsv, c) & mask).sum()) / total
+        frac = float(color_mask(pixels, c).sum()) / total
         if frac > best_frac:
             best, best_frac = c, frac
     return best

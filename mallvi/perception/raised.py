@@ -145,6 +145,6 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
             continue  # hangs above the table: a robot link
         if max(foot[2] - foot[0], foot[3] - foot[1], hi_z - table_z) > cfg.max_size_m:
             continue
-        out.append(RaisedRegion(mask, (x0, y0, x1, y1), dominant_color(obs.rgb, mask), shape_of(pts, table_z),
+        out.append(RaisedRegion(mask, (x0, y0, x1, y1), dominant_color(obs.rgb, mask, hsv), shape_of(pts, table_z),
                                 float(hi_z - table_z), cut))
     return out

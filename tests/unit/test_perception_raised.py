@@ -48,3 +48,17 @@ def test_a_circle_through_half_an_arc_finds_its_centre() -> None:
     xy += np.random.default_rng(0).normal(scale=0.0005, size=xy.shape)
     centre, radius, residual = fit_circle(xy)
     assert np.linalg.norm(centre - [0.3, -0.1]) < 0.002 and abs(radius - 0.04) < 0.002 and residual < 0.001
+
+
+def test_dominant_color_counts_the_mask_only_and_takes_a_precomputed_hsv() -> None:
+    from mallvi.perception.color_masks import dominant_color, to_hsv
+
+    rgb = np.zeros((40, 60, 3), dtype=np.uint8)
+    rgb[:, :20] = (220, 30, 30)  # red
+    rgb[:, 20:] = (30, 40, 220)  # blue, two thirds of the picture
+    mask = np.zeros((40, 60), dtype=bool)
+    mask[:, 5:30] = True  # 15 red columns, 10 blue
+    assert dominant_color(rgb, mask) == "red"
+    assert dominant_color(rgb, mask, to_hsv(rgb)) == "red"
+    assert dominant_color(rgb, ~mask) == "blue"
+    assert dominant_color(rgb, np.zeros_like(mask)) is None
