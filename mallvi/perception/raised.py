@@ -56,9 +56,8 @@ class RaisedRegion:
 
 
 def _footprint_box(pts: NDArray[np.float64]) -> NDArray[np.float64]:
-    lo = np.percentile(pts[:, :2], 2, axis=0)
-    hi = np.percentile(pts[:, :2], 98, axis=0)
-    return np.concatenate([lo, hi])
+    lo_hi: NDArray[np.float64] = np.percentile(pts[:, :2], [2, 98], axis=0)  # one partition for both
+    return lo_hi.reshape(-1)
 
 
 def _overlap(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
