@@ -195,14 +195,30 @@ def _jobs(queues: dict[str, _TaskQueue], finished: dict[str, dict[int, bool]]) -
                 yield q.task, seed
 
 
+def default_workers() -> int:
+    """One worker process per core this process may run on (``--workers``' default).
+
+    Measured on a 2-core machine (docs/benchmark.md, "Cost profile"): with the renderer's start-up down to a
+    fraction of a second, two workers finish a run sooner than one, and a worker per core keeps every core busy.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def run_bench(
     cfg: BenchConfig,
     out_dir: str | Path,
-    workers: int = 1,
+    workers: int | None = None,
     ray_address: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) a benchmark; returns the results.json content."""
+    """Run (or resume) a benchmark; returns the results.json content.
+
+    ``workers`` defaults to ``default_workers()``; no more local workers start than there are episodes to run.
+    """
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     check_available(cfg)
@@ -212,6 +228,8 @@ def run_bench(
     finished = {t: {int(r["seed"]): r.get("status") != "skipped" for r in records if r["task"] == t} for t in cfg.tasks}
     total = cfg.episodes * len(cfg.tasks)
     state = {"done": sum(q.done for q in queues.values()), "wins": _wins(records, cfg.tasks)}
+    if not ray_address:
+        workers = min(workers, max(1, total - state["done"]))  # an idle worker would only pay its start-up
     t0 = time.perf_counter()
     ran: list[dict[str, Any]] = []
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mallvi.bench.config import BenchConfig
-from mallvi.bench.runner import RunDirError, _jobs, _queues, prepare_dir, read_records, run_bench
+from mallvi.bench.runner import RunDirError, _jobs, _queues, default_workers, prepare_dir, read_records, run_bench
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
 
@@ -38,6 +38,16 @@ def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> No
     table = (tmp_path / "two" / "table.md").read_text()
     assert "| place_burger_fries | Place3 |" in table and "GPT-5" in table
     assert two["tasks"][TASK]["paper"]["GPT-5"] == 90.0  # the paper's number rides along for viewers
+
+
+def test_the_default_worker_count_follows_the_machine_and_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert default_workers() == len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert default_workers() == 3
+    one = run_bench(_cfg(1), tmp_path / "one")  # one episode: no second worker only to pay a start-up
+    assert one["run"]["workers"] == 1 and one["tasks"][TASK]["episodes"] == 1
 
 
 def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path) -> None:
