@@ -73,6 +73,9 @@ def run_setting(setting: str, trees: dict[str, Path], out: Path, seed_start: int
         "process_wall_s": wall,
         "process_cpu_s": cpu,
         "totals": {k: sum(float(c.get(k, 0.0)) for c in costs) for k in COST_KEYS},
+        # the episodes' wait for a core (other processes' load), where the tree records it
+        "queue": [sum(float(c["queue_s"]) for c in costs if "queue_s" in c),
+                  sum(float(c["wall_s"]) for c in costs if "queue_s" in c)],
         "success": {f"{r['task']}/{r['seed']}": bool(r.get("success")) for r in counted},
         "actions": {f"{r['task']}/{r['seed']}": r.get("actions") for r in counted},
     }
@@ -135,19 +138,22 @@ def table(runs: list[dict[str, Any]]) -> str:
         by.setdefault(r["setting"], []).append(r)
     base = None
     lines = ["| setting | episodes | episodes/min | × first | episodes/core-min | CPU s/episode | "
-             "wall s/episode | sim s/episode | sim/wall (episode) | sim/wall (process) | success |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "wall s/episode | waiting for a core | sim s/episode | sim/wall (episode) | sim/wall (process) | "
+             "success |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for s, rs in by.items():
         n = sum(r["episodes"] for r in rs)
         wall = sum(r["process_wall_s"] for r in rs)
         cpu = sum(r["process_cpu_s"] for r in rs)
         tot = {k: sum(r["totals"][k] for r in rs) for k in COST_KEYS}
         wins = sum(sum(r["success"].values()) for r in rs)
+        queued, queued_wall = (sum(r.get("queue", [0.0, 0.0])[i] for r in rs) for i in (0, 1))
+        queue = f"{100.0 * queued / queued_wall:.0f}%" if queued_wall else "—"
         epm = 60.0 * n / wall
         base = base or epm
         lines.append(f"| {s} | {n} | {epm:.1f} | {epm / base:.2f} | {60.0 * n / cpu:.1f} | {cpu / n:.2f} | "
-                     f"{tot['wall_s'] / n:.2f} | {tot['sim_s'] / n:.1f} | {tot['sim_s'] / tot['wall_s']:.1f} | "
-                     f"{tot['sim_s'] / wall:.1f} | {wins}/{n} |")  # fmt: skip
+                     f"{tot['wall_s'] / n:.2f} | {queue} | {tot['sim_s'] / n:.1f} | "
+                     f"{tot['sim_s'] / tot['wall_s']:.1f} | {tot['sim_s'] / wall:.1f} | {wins}/{n} |")  # fmt: skip
     return "\n".join(lines)
 
 
