@@ -108,7 +108,9 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
     for i in range(1, n):
         if stats[i, cv2.CC_STAT_AREA] < 20:
             continue
-        mask = labels == i
+        bx, by, bw, bh = (int(stats[i, k]) for k in range(4))
+        mask = np.zeros(labels.shape, dtype=bool)
+        mask[by : by + bh, bx : bx + bw] = labels[by : by + bh, bx : bx + bw] == i  # the component is in its box
         pts = points_world(mask, obs)
         parts.append((mask, pts, _footprint_box(pts)))
     # join pieces of one object (split by a depth step inside it): overlapping footprints on the table
