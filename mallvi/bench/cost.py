@@ -40,28 +40,38 @@ class CostClock:
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Time the block as ``name``; an enclosing phase's clock pauses meanwhile."""
+        self._enter(name)
+        try:
+            yield
+        finally:
+            self._leave()
+
+    def _enter(self, name: str) -> None:
         now = time.perf_counter()
         if self._stack:
             outer, since = self._stack[-1]
             self.seconds[outer] = self.seconds.get(outer, 0.0) + now - since
         self._stack.append((name, now))
-        try:
-            yield
-        finally:
-            end = time.perf_counter()
-            _, since = self._stack.pop()
-            self.seconds[name] = self.seconds.get(name, 0.0) + end - since
-            if self._stack:
-                outer, _ = self._stack[-1]
-                self._stack[-1] = (outer, end)
+
+    def _leave(self) -> None:
+        end = time.perf_counter()
+        name, since = self._stack.pop()
+        self.seconds[name] = self.seconds.get(name, 0.0) + end - since
+        if self._stack:
+            outer, _ = self._stack[-1]
+            self._stack[-1] = (outer, end)
 
     def wrap(self, fn: F, name: str) -> F:
-        """``fn`` timed as phase ``name``."""
+        """``fn`` timed as phase ``name`` (without a context manager: physics steps call it thousands of times)."""
+        enter, leave = self._enter, self._leave
 
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            with self.phase(name):
+            enter(name)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                leave()
 
         return timed  # type: ignore[return-value]
 
