@@ -57,7 +57,8 @@ def skip_brdf_lut(scene: sapien.Scene, cam: sapien.render.RenderCameraComponent)
 
     SAPIEN's default shader reads the table only for the specular light of the environment map, which it multiplies
     by the map's colour; without a map that colour is black, so the table's values cannot change a pixel. Left
-    unset, SAPIEN computes a 512×512 table on the process's first picture: about 6.5 s of CPU on lavapipe.
+    unset, SAPIEN computes a 512×512 table on the process's first picture: about 6.5 s of CPU on lavapipe. (A map
+    set after the cameras are added would need SAPIEN's table; no mallvi scene sets one.)
     """
     if scene.render_system.get_cubemap() is None:
         cam.set_texture("BRDFLUT", _unused_brdf_lut())
