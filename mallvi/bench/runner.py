@@ -284,29 +284,46 @@ def _run_pool(
     finish: Callable[[dict[str, Any]], None],
     workers: int,
 ) -> None:
+    """``workers - 1`` spawned processes and this one run episodes side by side (one process start-up fewer than
+    ``workers`` spawned ones). Two episodes wait in line for each spawned process, so it does not sit idle while
+    this one is busy with an episode of its own."""
     ctx = mp.get_context("spawn")
-    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    # inside the one-thread settings: this process's renderer starts with its first episode, so it gets them too
+    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers - 1, mp_context=ctx) as pool:
         pending: set[Future[dict[str, Any]]] = set()
         jobs = _jobs(queues, finished)
 
-        def fill() -> None:
+        def take() -> tuple[str, int] | None:
             nonlocal jobs
-            while len(pending) < workers:
+            nxt = next(jobs, None)
+            if nxt is None:
+                jobs = _jobs(queues, finished)  # a skipped seed may have opened a slot
                 nxt = next(jobs, None)
-                if nxt is None:
-                    jobs = _jobs(queues, finished)  # a skipped seed may have opened a slot
-                    nxt = next(jobs, None)
-                    if nxt is None:
-                        return
-                pending.add(pool.submit(run_episode, cfg, nxt[0], nxt[1], out))
+            return nxt
 
-        fill()
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        def collect(block: bool) -> None:
+            done = wait(pending, return_when=FIRST_COMPLETED)[0] if block else {f for f in pending if f.done()}
             for fut in done:
                 pending.discard(fut)
                 finish(fut.result())
+
+        def fill() -> None:
+            while len(pending) < 2 * (workers - 1):
+                nxt = take()
+                if nxt is None:
+                    return
+                pending.add(pool.submit(run_episode, cfg, nxt[0], nxt[1], out))
+
+        while True:
+            collect(block=False)
             fill()
+            own = take()
+            if own is not None:
+                finish(run_episode(cfg, own[0], own[1], out))
+            elif pending:
+                collect(block=True)
+            else:
+                return
 
 
 #: thread pools of numpy/BLAS, torch and Mesa's lavapipe; one thread per worker avoids oversubscribing the cores
