@@ -575,7 +575,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vlm-model", help="vision model")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color", help="default: color")
     p.add_argument("--workers", type=int, default=None,
-                   help="local worker processes (default: one per core this process may use)")
+                   help="local worker processes (default: one per free core, at least one)")
     p.add_argument("--station", choices=["sim", "twin"], default="sim",
                    help="sim (default) or twin: the rig's drivers, camera and skills on a simulated twin of each "
                         "scene (graph agents only; needs --calibration)")

@@ -40,12 +40,14 @@ def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> No
     assert two["tasks"][TASK]["paper"]["GPT-5"] == 90.0  # the paper's number rides along for viewers
 
 
-def test_the_default_worker_count_follows_the_machine_and_the_work(
+def test_the_default_worker_count_follows_the_free_cores_and_the_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert default_workers() == len(os.sched_getaffinity(0))
+    assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
-    assert default_workers() == 3
+    for load, want in ((0.0, 3), (0.4, 3), (1.0, 2), (2.7, 1), (10.0, 1)):  # a worker per free core, at least one
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert default_workers() == want, load
     one = run_bench(_cfg(1), tmp_path / "one")  # one episode: no second worker only to pay a start-up
     assert one["run"]["workers"] == 1 and one["tasks"][TASK]["episodes"] == 1
 
