@@ -454,7 +454,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                           single_mode=args.single_mode, reuse=not args.no_reuse,
                           station=args.station, calibration=args.calibration,
                           randomization=args.randomization)  # fmt: skip
-        if args.workers < 1:
+        if args.workers is not None and args.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {args.workers}")
         with _native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
             results = run_bench(cfg, args.out, workers=args.workers, ray_address=args.ray_address,
@@ -574,7 +574,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--llm-model", help="planner / text model")
     p.add_argument("--vlm-model", help="vision model")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color", help="default: color")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default: 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local worker processes (default: one per free core, at least one)")
     p.add_argument("--station", choices=["sim", "twin"], default="sim",
                    help="sim (default) or twin: the rig's drivers, camera and skills on a simulated twin of each "
                         "scene (graph agents only; needs --calibration)")

@@ -5,6 +5,8 @@ inside a perception call, say) counts for the inner phase only. The episode runn
 physics and planning entry points and the agent's perception port with it; what the agent does besides these
 (LangGraph, the backends, trace writing) is its ``graph`` share. ``cpu_s`` is the process's CPU time over the
 episode (all threads, lavapipe's render threads included), so episodes per core-minute can be computed.
+``queue_s`` is how long the episode's thread stood ready to run while every core was busy with other work (Linux's
+schedstat): on a shared machine it is the part of the wall time that other processes took.
 """
 
 from __future__ import annotations
@@ -38,28 +40,38 @@ class CostClock:
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Time the block as ``name``; an enclosing phase's clock pauses meanwhile."""
+        self._enter(name)
+        try:
+            yield
+        finally:
+            self._leave()
+
+    def _enter(self, name: str) -> None:
         now = time.perf_counter()
         if self._stack:
             outer, since = self._stack[-1]
             self.seconds[outer] = self.seconds.get(outer, 0.0) + now - since
         self._stack.append((name, now))
-        try:
-            yield
-        finally:
-            end = time.perf_counter()
-            _, since = self._stack.pop()
-            self.seconds[name] = self.seconds.get(name, 0.0) + end - since
-            if self._stack:
-                outer, _ = self._stack[-1]
-                self._stack[-1] = (outer, end)
+
+    def _leave(self) -> None:
+        end = time.perf_counter()
+        name, since = self._stack.pop()
+        self.seconds[name] = self.seconds.get(name, 0.0) + end - since
+        if self._stack:
+            outer, _ = self._stack[-1]
+            self._stack[-1] = (outer, end)
 
     def wrap(self, fn: F, name: str) -> F:
-        """``fn`` timed as phase ``name``."""
+        """``fn`` timed as phase ``name`` (without a context manager: physics steps call it thousands of times)."""
+        enter, leave = self._enter, self._leave
 
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            with self.phase(name):
+            enter(name)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                leave()
 
         return timed  # type: ignore[return-value]
 
@@ -91,11 +103,25 @@ def instrument_agent(clock: CostClock, agent: Any) -> None:
         clock.wrap_methods(port, PERCEPTION_METHODS, "perception")
 
 
-def cost_record(clock: CostClock, wall_s: float, sim_s: float, cpu_s: float) -> dict[str, float]:
-    """The episode's cost for episodes.jsonl: wall, simulated and CPU seconds and the wall split per phase."""
+def thread_queue_s() -> float | None:
+    """Seconds the calling thread has waited for a core while ready to run, or None where the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cost_record(
+    clock: CostClock, wall_s: float, sim_s: float, cpu_s: float, queue_s: float | None = None
+) -> dict[str, float]:
+    """The episode's cost for episodes.jsonl: wall, simulated and CPU seconds, the wall split per phase and, when
+    known, ``queue_s`` (the part of the wall the episode's thread waited for a core; it overlaps the phases)."""
     rec = {"wall_s": round(wall_s, 4), "sim_s": round(sim_s, 4), "cpu_s": round(cpu_s, 4)}
     rec.update({f"{p}_s": round(clock.seconds.get(p, 0.0), 4) for p in PHASES})
     rec["other_s"] = round(max(0.0, wall_s - sum(clock.seconds.get(p, 0.0) for p in PHASES)), 4)
+    if queue_s is not None:
+        rec["queue_s"] = round(min(max(0.0, queue_s), wall_s), 4)
     return rec
 
 
@@ -106,6 +132,9 @@ def cost_totals(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         return None
     keys = ("wall_s", "sim_s", "cpu_s", *(f"{p}_s" for p in (*PHASES, "other")))
     tot: dict[str, Any] = {k: round(sum(float(c.get(k, 0.0)) for c in costs), 3) for k in keys}
+    queued = [float(c["queue_s"]) for c in costs if "queue_s" in c]
+    if queued:
+        tot["queue_s"] = round(sum(queued), 3)
     tot["episodes"] = len(costs)
     tot["sim_per_wall"] = round(tot["sim_s"] / tot["wall_s"], 3) if tot["wall_s"] > 0 else None
     tot["episodes_per_core_minute"] = round(60.0 * len(costs) / tot["cpu_s"], 3) if tot["cpu_s"] > 0 else None
@@ -118,8 +147,9 @@ def format_totals(tot: Mapping[str, Any]) -> str:
     split = ", ".join(f"{p} {100.0 * float(tot[f'{p}_s']) / wall:.0f}%" for p in (*PHASES, "other"))
     speed = tot.get("sim_per_wall")
     epcm = tot.get("episodes_per_core_minute")
+    queue = f"; waiting for a core {100.0 * float(tot['queue_s']) / wall:.0f}%" if "queue_s" in tot else ""
     return (
-        f"cost: {tot['episodes']} episodes, wall {tot['wall_s']:.1f} s ({split}); "
+        f"cost: {tot['episodes']} episodes, wall {tot['wall_s']:.1f} s ({split}{queue}); "
         f"simulated {tot['sim_s']:.1f} s ({'—' if speed is None else f'{speed:.2f}'}× wall); "
         f"CPU {tot['cpu_s']:.1f} s, {'—' if epcm is None else f'{epcm:.1f}'} episodes per core-minute"
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from mallvi.bench.agents.base import EpisodeStats
 from mallvi.bench.config import BenchConfig
-from mallvi.bench.cost import CostClock, cost_record, instrument_agent, instrument_world
+from mallvi.bench.cost import CostClock, cost_record, instrument_agent, instrument_world, thread_queue_s
 from mallvi.bench.loop import run_fine, run_grounding, run_planning
 from mallvi.bench.reuse import reuse_renders, reuse_scans
 from mallvi.bench.tasks import BenchTask, get_task
@@ -59,7 +59,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     from mallvi.sim_bridge.world import SimWorld
 
     task = get_task(task_name)
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0, cpu0, queue0 = time.perf_counter(), time.process_time(), thread_queue_s()
     clock = CostClock()
     tdir = trace_dir(out_dir, task_name, seed)
     if tdir.exists():
@@ -91,7 +91,10 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
             record["final_xyz"] = {n: [round(float(v), 4) for v in o.pose.p] for n, o in sorted(world.objects.items())}
             record["trace"] = str(tdir.relative_to(Path(out_dir)))
             record["wall_s"] = time.perf_counter() - t0
-            record["cost"] = cost_record(clock, record["wall_s"], world.sim_time_s, time.process_time() - cpu0)
+            queue1 = thread_queue_s()
+            queue_s = None if queue0 is None or queue1 is None else queue1 - queue0
+            record["cost"] = cost_record(clock, record["wall_s"], world.sim_time_s, time.process_time() - cpu0,
+                                         queue_s)  # fmt: skip
             trace.emit("run_end", status=record["status"], success=record["success"],
                        graph_success=record.get("graph_success"), wall_s=record["wall_s"],
                        failure_report=record.get("failure_report") or record.get("message"))  # fmt: skip

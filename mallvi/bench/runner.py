@@ -195,14 +195,37 @@ def _jobs(queues: dict[str, _TaskQueue], finished: dict[str, dict[int, bool]]) -
                 yield q.task, seed
 
 
+def default_workers() -> int:
+    """``--workers``' default: one worker per free core, at least one.
+
+    Free cores are the cores this process may use minus the last minute's load average (other jobs' runnable
+    threads), rounded. Measured on a 2-core machine (docs/benchmark.md, "Cost profile"): while other jobs kept the
+    load average at 8–12, one worker was as fast as two or faster and spent less CPU per episode; a second worker
+    only pays when a core is free for it.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # the load average is unknown: count every core as free
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
 def run_bench(
     cfg: BenchConfig,
     out_dir: str | Path,
-    workers: int = 1,
+    workers: int | None = None,
     ray_address: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) a benchmark; returns the results.json content."""
+    """Run (or resume) a benchmark; returns the results.json content.
+
+    ``workers`` defaults to ``default_workers()``; no more local workers start than there are episodes to run.
+    """
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     check_available(cfg)
@@ -212,6 +235,8 @@ def run_bench(
     finished = {t: {int(r["seed"]): r.get("status") != "skipped" for r in records if r["task"] == t} for t in cfg.tasks}
     total = cfg.episodes * len(cfg.tasks)
     state = {"done": sum(q.done for q in queues.values()), "wins": _wins(records, cfg.tasks)}
+    if not ray_address:
+        workers = min(workers, max(1, total - state["done"]))  # an idle worker would only pay its start-up
     t0 = time.perf_counter()
     ran: list[dict[str, Any]] = []
 
@@ -266,29 +291,46 @@ def _run_pool(
     finish: Callable[[dict[str, Any]], None],
     workers: int,
 ) -> None:
+    """``workers - 1`` spawned processes and this one run episodes side by side (one process start-up fewer than
+    ``workers`` spawned ones). Two episodes wait in line for each spawned process, so it does not sit idle while
+    this one is busy with an episode of its own."""
     ctx = mp.get_context("spawn")
-    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    # inside the one-thread settings: this process's renderer starts with its first episode, so it gets them too
+    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers - 1, mp_context=ctx) as pool:
         pending: set[Future[dict[str, Any]]] = set()
         jobs = _jobs(queues, finished)
 
-        def fill() -> None:
+        def take() -> tuple[str, int] | None:
             nonlocal jobs
-            while len(pending) < workers:
+            nxt = next(jobs, None)
+            if nxt is None:
+                jobs = _jobs(queues, finished)  # a skipped seed may have opened a slot
                 nxt = next(jobs, None)
-                if nxt is None:
-                    jobs = _jobs(queues, finished)  # a skipped seed may have opened a slot
-                    nxt = next(jobs, None)
-                    if nxt is None:
-                        return
-                pending.add(pool.submit(run_episode, cfg, nxt[0], nxt[1], out))
+            return nxt
 
-        fill()
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        def collect(block: bool) -> None:
+            done = wait(pending, return_when=FIRST_COMPLETED)[0] if block else {f for f in pending if f.done()}
             for fut in done:
                 pending.discard(fut)
                 finish(fut.result())
+
+        def fill() -> None:
+            while len(pending) < 2 * (workers - 1):
+                nxt = take()
+                if nxt is None:
+                    return
+                pending.add(pool.submit(run_episode, cfg, nxt[0], nxt[1], out))
+
+        while True:
+            collect(block=False)
             fill()
+            own = take()
+            if own is not None:
+                finish(run_episode(cfg, own[0], own[1], out))
+            elif pending:
+                collect(block=True)
+            else:
+                return
 
 
 #: thread pools of numpy/BLAS, torch and Mesa's lavapipe; one thread per worker avoids oversubscribing the cores

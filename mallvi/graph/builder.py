@@ -10,6 +10,7 @@ An agent that reports a problem (no detection, no depth, invalid plan) goes stra
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -60,6 +61,13 @@ def build_graph(*, with_reflector: bool = True, checkpointer: BaseCheckpointSave
     else:
         g.add_edge("advance", "dispatch")
     return g.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
+
+
+@cache
+def shared_graph(with_reflector: bool = True) -> CompiledGraph:
+    """``build_graph`` without checkpointer or pauses, compiled once per process and reused by every run (the
+    compiled graph keeps no run's state: that lives in the invocation and its context)."""
+    return build_graph(with_reflector=with_reflector)
 
 
 def recursion_limit(ctx: GraphContext, n_subtasks: int | None = None) -> int:

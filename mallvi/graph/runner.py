@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from mallvi.graph.builder import build_graph
+from mallvi.graph.builder import build_graph, shared_graph
 from mallvi.graph.context import GraphContext
 from mallvi.graph.schemas import FailureReport, LlmCallRecord
 from mallvi.graph.state import GraphState, initial_state
@@ -89,8 +89,11 @@ def drive(
         from mallvi.graph.checkpoint import memory_saver
 
         checkpointer = memory_saver()
-    graph = build_graph(with_reflector=with_reflector, checkpointer=checkpointer,
-                        interrupt_before=["actor"] if interrupt_before_actor else None)
+    if checkpointer is None and not interrupt_before_actor:
+        graph = shared_graph(with_reflector)
+    else:
+        graph = build_graph(with_reflector=with_reflector, checkpointer=checkpointer,
+                            interrupt_before=["actor"] if interrupt_before_actor else None)
     thread_id = thread_id or uuid.uuid4().hex[:12]
     config: RunnableConfig = {"recursion_limit": ctx.budgets.recursion_limit(), "callbacks": list(callbacks),
                               "configurable": {"thread_id": thread_id}}

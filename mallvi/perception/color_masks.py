@@ -67,11 +67,22 @@ def _black(s: NDArray[np.uint8], v: NDArray[np.uint8]) -> NDArray[np.bool_]:
 
 
 def color_mask(hsv: NDArray[np.uint8], color: str) -> NDArray[np.bool_]:
-    """Pixels of ``hsv`` that have the named colour."""
+    """Pixels of ``hsv`` (an H×W×3 image or N×3 pixels) that have the named colour."""
     h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
     if color == "black":
         return _black(s, v)
     r = HSV_RANGES[color]
+    if hsv.dtype == np.uint8 and hsv.ndim in (2, 3) and hsv.shape[-1] == 3:
+        # the same test in one pass per hue interval: inclusive bounds on H, S and V, and V above BLACK_V_MAX
+        # (not black) folded into V's lower bound
+        img = np.ascontiguousarray(hsv).reshape(-1, 1, 3) if hsv.ndim == 2 else np.ascontiguousarray(hsv)
+        v_min = max(r.v_min, BLACK_V_MAX + 1)
+        out = np.zeros(img.shape[:2], dtype=bool)
+        for lo, hi in r.hues:
+            lower = np.array([lo, r.s_min, v_min], dtype=np.uint8)
+            upper = np.array([hi, r.s_max, r.v_max], dtype=np.uint8)
+            out |= np.asarray(cv2.inRange(img, lower, upper)) > 0
+        return out.reshape(hsv.shape[:-1])
     sv = (s >= r.s_min) & (s <= r.s_max) & (v >= r.v_min) & (v <= r.v_max)
     hue = np.zeros(h.shape, dtype=bool)
     for lo, hi in r.hues:
@@ -89,15 +100,18 @@ def clean(mask: NDArray[np.bool_], open_px: int = 1, close_px: int = 2) -> NDArr
     return m.astype(bool)
 
 
-def dominant_color(rgb: NDArray[np.uint8], mask: NDArray[np.bool_]) -> str | None:
-    """The colour word covering most of the mask's pixels (at least 30 %), or None."""
+def dominant_color(rgb: NDArray[np.uint8], mask: NDArray[np.bool_], hsv: NDArray[np.uint8] | None = None) -> str | None:
+    """The colour word covering most of the mask's pixels (at least 30 %), or None.
+
+    ``hsv`` is ``to_hsv(rgb)`` when the caller has it already; only the mask's pixels are classified.
+    """
     if not mask.any():
         return None
-    hsv = to_hsv(rgb)
+    pixels = (to_hsv(rgb) if hsv is None else hsv)[mask]  # (n, 3): color_mask works on any leading shape
     best, best_frac = None, 0.3
-    total = float(mask.sum())
+    total = float(len(pixels))
     for c in COLORS:
-        frac = float((color_mask(hsv, c) & mask).sum()) / total
+        frac = float(color_mask(pixels, c).sum()) / total
         if frac > best_frac:
             best, best_frac = c, frac
     return best

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.types import LocalizationError, mask_pixels
+from mallvi.perception.types import LocalizationError
 
 
 def k_inverse(K: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -63,9 +63,11 @@ def project(points_world: NDArray[np.float64], K: NDArray[np.float64], T_world_c
 
 def points_world(mask: NDArray[np.bool_], obs: Observation) -> NDArray[np.float64]:
     """World points (N×3) of the mask's pixels that have valid depth (pixel centres at +0.5)."""
-    valid = mask & (obs.depth_m > 0) & np.isfinite(obs.depth_m)
-    vs, us = mask_pixels(valid)
-    d = obs.depth_m[vs, us].astype(np.float64)
+    x, y, w, h = cv2.boundingRect(np.ascontiguousarray(mask, dtype=np.uint8))  # only the mask's box is scanned
+    box = obs.depth_m[y : y + h, x : x + w]
+    vs, us = np.nonzero(mask[y : y + h, x : x + w] & (box > 0) & np.isfinite(box))
+    d = box[vs, us].astype(np.float64)
+    vs, us = vs + y, us + x
     rays = np.stack([us + 0.5, vs + 0.5, np.ones_like(d)], axis=1) @ k_inverse(obs.K).T
     p_cam = rays * d[:, None]
     return np.asarray(p_cam @ obs.T_world_cam[:3, :3].T + obs.T_world_cam[:3, 3], dtype=float)

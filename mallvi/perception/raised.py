@@ -57,9 +57,8 @@ class RaisedRegion:
 
 
 def _footprint_box(pts: NDArray[np.float64]) -> NDArray[np.float64]:
-    lo = np.percentile(pts[:, :2], 2, axis=0)
-    hi = np.percentile(pts[:, :2], 98, axis=0)
-    return np.concatenate([lo, hi])
+    lo_hi: NDArray[np.float64] = np.percentile(pts[:, :2], [2, 98], axis=0)  # one partition for both
+    return lo_hi.reshape(-1)
 
 
 def _overlap(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
@@ -111,7 +110,9 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
     for i in range(1, n):
         if stats[i, cv2.CC_STAT_AREA] < 20:
             continue
-        mask = labels == i
+        bx, by, bw, bh = (int(stats[i, k]) for k in range(4))
+        mask = np.zeros(labels.shape, dtype=bool)
+        mask[by : by + bh, bx : bx + bw] = labels[by : by + bh, bx : bx + bw] == i  # the component is in its box
         pts = points_world(mask, obs)
         parts.append((mask, pts, _footprint_box(pts)))
     # join pieces of one object (split by a depth step inside it): overlapping footprints on the table
@@ -149,6 +150,6 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
             continue  # the face of a wall behind the table
         if max(foot[2] - foot[0], foot[3] - foot[1], hi_z - table_z) > cfg.max_size_m:
             continue
-        out.append(RaisedRegion(mask, (x0, y0, x1, y1), dominant_color(obs.rgb, mask), shape_of(pts, table_z),
+        out.append(RaisedRegion(mask, (x0, y0, x1, y1), dominant_color(obs.rgb, mask, hsv), shape_of(pts, table_z),
                                 float(hi_z - table_z), cut))
     return out

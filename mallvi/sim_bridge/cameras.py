@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import sapien
@@ -44,10 +45,30 @@ def look_pose(position_m: Sequence[float], look_dir: Sequence[float]) -> sapien.
     return sapien.Pose(p=np.asarray(position_m, dtype=np.float32), q=[w, x, y, z])
 
 
+@cache
+def _unused_brdf_lut() -> sapien.render.RenderTexture:
+    """A 1×1 stand-in for SAPIEN's BRDF lookup table (one per process)."""
+    return sapien.render.RenderTexture(np.zeros((1, 1, 4), dtype=np.float32), 2, "R32G32B32A32Sfloat",
+                                       address_mode="edge")  # fmt: skip
+
+
+def skip_brdf_lut(scene: sapien.Scene, cam: sapien.render.RenderCameraComponent) -> None:
+    """Give ``cam`` a stand-in BRDF lookup table when the scene has no environment map.
+
+    SAPIEN's default shader reads the table only for the specular light of the environment map, which it multiplies
+    by the map's colour; without a map that colour is black, so the table's values cannot change a pixel. Left
+    unset, SAPIEN computes a 512×512 table on the process's first picture: about 6.5 s of CPU on lavapipe. (A map
+    set after the cameras are added would need SAPIEN's table; no mallvi scene sets one.)
+    """
+    if scene.render_system.get_cubemap() is None:
+        cam.set_texture("BRDFLUT", _unused_brdf_lut())
+
+
 def add_fixed_camera(scene: sapien.Scene, spec: CameraSpec) -> sapien.render.RenderCameraComponent:
     w, h = spec.size_px
     cam = scene.add_camera(spec.name, w, h, spec.fovy_rad, NEAR_M, FAR_M)
     cam.entity.set_pose(look_pose(spec.position_m, spec.look_dir))
+    skip_brdf_lut(scene, cam)
     return cam
 
 
@@ -67,6 +88,7 @@ def add_mounted_camera(
     cam.local_pose = pose_in_mount
     cam.name = name
     mount.add_component(cam)
+    skip_brdf_lut(scene, cam)
     return cam
 
 

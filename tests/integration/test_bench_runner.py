@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mallvi.bench.config import BenchConfig
-from mallvi.bench.runner import RunDirError, _jobs, _queues, prepare_dir, read_records, run_bench
+from mallvi.bench.runner import RunDirError, _jobs, _queues, default_workers, prepare_dir, read_records, run_bench
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
 
@@ -38,6 +38,18 @@ def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> No
     table = (tmp_path / "two" / "table.md").read_text()
     assert "| place_burger_fries | Place3 |" in table and "GPT-5" in table
     assert two["tasks"][TASK]["paper"]["GPT-5"] == 90.0  # the paper's number rides along for viewers
+
+
+def test_the_default_worker_count_follows_the_free_cores_and_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    for load, want in ((0.0, 3), (0.4, 3), (1.0, 2), (2.7, 1), (10.0, 1)):  # a worker per free core, at least one
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert default_workers() == want, load
+    one = run_bench(_cfg(1), tmp_path / "one")  # one episode: no second worker only to pay a start-up
+    assert one["run"]["workers"] == 1 and one["tasks"][TASK]["episodes"] == 1
 
 
 def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path) -> None:

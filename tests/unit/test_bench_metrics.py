@@ -73,3 +73,21 @@ def test_task_selection_rejects_foreign_tasks() -> None:
     assert select_tasks("planning", "handover_mic,blocks_tower") == ["handover_mic", "blocks_tower"]
     with pytest.raises(ValueError, match="not in tier"):
         select_tasks("planning", "grab_roller")
+
+
+def test_a_cost_record_adds_up_to_its_wall_and_says_how_long_it_waited_for_a_core() -> None:
+    from mallvi.bench.cost import CostClock, cost_record, cost_totals, format_totals, thread_queue_s
+
+    clock = CostClock()
+    with clock.phase("graph"), clock.phase("render"):
+        pass
+    rec = cost_record(clock, wall_s=2.0, sim_s=10.0, cpu_s=1.0, queue_s=0.5)
+    parts = sum(rec[f"{p}_s"] for p in ("setup", "render", "physics", "planning", "perception", "graph", "other"))
+    assert parts == pytest.approx(2.0, abs=1e-3) and rec["queue_s"] == 0.5
+    assert "queue_s" not in cost_record(clock, wall_s=2.0, sim_s=10.0, cpu_s=1.0)  # unknown: left out
+    tot = cost_totals([{"cost": rec}, {"cost": rec}])
+    assert tot is not None and tot["queue_s"] == 1.0
+    assert "waiting for a core 25%" in format_totals(tot)
+    before = thread_queue_s()
+    after = thread_queue_s()
+    assert before is not None and after is not None and after >= before  # Linux reports it

@@ -50,3 +50,11 @@ def test_parallel_refusals_are_joined_not_an_update_error() -> None:
     assert join_refusals(None, "no object called the purple block") == "no object called the purple block"
     assert join_refusals("a", None) == "a"
     assert join_refusals("a", "b") == "a; b"
+
+
+def test_runs_without_a_checkpointer_share_one_compiled_graph_of_the_same_shape() -> None:
+    from mallvi.graph.builder import shared_graph
+
+    for with_reflector, snapshot in ((True, "graph_mermaid.mmd"), (False, "graph_mermaid_no_reflector.mmd")):
+        assert shared_graph(with_reflector) is shared_graph(with_reflector)
+        assert shared_graph(with_reflector).get_graph().draw_mermaid() == (FIXTURES / snapshot).read_text()

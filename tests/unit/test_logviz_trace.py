@@ -94,3 +94,21 @@ def test_verdict_found_inside_a_pydantic_model() -> None:
 
     found = find_verdict({"verdict": Verdict(verdict="failure", blamed_agent="actor", explanation="dropped")})
     assert found is not None and found["verdict"] == "failure" and found["blamed_agent"] == "actor"
+
+
+def test_a_picture_equal_to_the_last_one_is_referenced_not_written_again(tmp_path: Path) -> None:
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 256, (36, 64, 3), dtype=np.uint8)
+    b = a.copy()
+    b[0, 0] ^= 1
+    with TraceWriter(tmp_path) as w:
+        first = w.save_image("scan", a, node="descriptor")
+        again = w.save_image("grounder", a.copy(), node="grounder")  # an equal picture, another array
+        other = w.save_image("reflector", b, node="reflector")
+    assert again == first and other != first
+    assert len(list((tmp_path / "artifacts").iterdir())) == 2
+    assert [e["path"] for e in read_events(tmp_path) if e["kind"] == "artifact"] == [first, first, other]
+    assert np.array_equal(np.asarray(Image.open(tmp_path / first)), a)  # lossless
+    assert np.array_equal(np.asarray(Image.open(tmp_path / other)), b)

@@ -48,3 +48,36 @@ def test_a_circle_through_half_an_arc_finds_its_centre() -> None:
     xy += np.random.default_rng(0).normal(scale=0.0005, size=xy.shape)
     centre, radius, residual = fit_circle(xy)
     assert np.linalg.norm(centre - [0.3, -0.1]) < 0.002 and abs(radius - 0.04) < 0.002 and residual < 0.001
+
+
+def test_dominant_color_counts_the_mask_only_and_takes_a_precomputed_hsv() -> None:
+    from mallvi.perception.color_masks import dominant_color, to_hsv
+
+    rgb = np.zeros((40, 60, 3), dtype=np.uint8)
+    rgb[:, :20] = (220, 30, 30)  # red
+    rgb[:, 20:] = (30, 40, 220)  # blue, two thirds of the picture
+    mask = np.zeros((40, 60), dtype=bool)
+    mask[:, 5:30] = True  # 15 red columns, 10 blue
+    assert dominant_color(rgb, mask) == "red"
+    assert dominant_color(rgb, mask, to_hsv(rgb)) == "red"
+    assert dominant_color(rgb, ~mask) == "blue"
+    assert dominant_color(rgb, np.zeros_like(mask)) is None
+
+
+def test_a_colour_mask_is_the_same_for_an_image_its_pixels_and_a_strided_view() -> None:
+    from mallvi.perception.color_masks import BLACK_V_MAX, HSV_RANGES, color_mask
+    from mallvi.perception.vocab import COLORS
+
+    rng = np.random.default_rng(3)
+    hsv = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    hsv[..., 0] %= 180
+    for c in COLORS:
+        whole = color_mask(hsv, c)
+        assert np.array_equal(color_mask(hsv.reshape(-1, 3), c), whole.reshape(-1))
+        assert np.array_equal(color_mask(hsv[::2, 1::3], c), whole[::2, 1::3])
+        if c != "black":  # the thresholds as written: inclusive bounds, and never a black pixel
+            r = HSV_RANGES[c]
+            h, s, v = (hsv[..., k].astype(int) for k in range(3))
+            want = (s >= r.s_min) & (s <= r.s_max) & (v >= r.v_min) & (v <= r.v_max) & (v > BLACK_V_MAX)
+            want &= np.any([(h >= lo) & (h <= hi) for lo, hi in r.hues], axis=0)
+            assert np.array_equal(whole, want), c
