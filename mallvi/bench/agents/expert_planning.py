@@ -19,7 +19,9 @@ BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm whe
 BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
 BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
-BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
+BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)
+#: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
+MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)  # the bottles' spots in the bin, from its drop point along y, in order
 
 
 def _other(arm: ArmSide) -> ArmSide:
@@ -204,9 +206,11 @@ def _yaw_quat(yaw_rad: float) -> list[float]:
 
 
 def _put_mug_in_middle(c: ExpertContext, z0: float, only_away: bool) -> bool:
-    """The held mug down in the middle with its handle to +y (away from the robot); unless ``only_away``, else
-    to -y, else wherever the arm can put it there."""
-    for yaw in (math.pi / 2,) if only_away else (math.pi / 2, -math.pi / 2, None):
+    """The held mug down in the middle with its handle to +y (away from the robot), else turned up to 30° from
+    it (the handle's loop still crosses the hook's rod); unless ``only_away``, else to -y, else wherever the arm
+    can put it there."""
+    away = tuple(math.pi / 2 + d for d in MUG_AWAY_TURNS_RAD)
+    for yaw in away if only_away else (*away, -math.pi / 2, None):
         if c.place("mug", "left", [0.0, -0.05, z0, *([] if yaw is None else _yaw_quat(yaw))]):
             return True
     return False
