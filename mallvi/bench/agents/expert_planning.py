@@ -19,9 +19,9 @@ BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm whe
 BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
 BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
-BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)
+BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
 #: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
-MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)  # the bottles' spots in the bin, from its drop point along y, in order
+MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)
 
 
 def _other(arm: ArmSide) -> ArmSide:
