@@ -243,7 +243,8 @@ def hanging_mug(c: ExpertContext) -> None:
         if c.pick("mug", arms=["left"]) is None:
             return
     c.do("back_to_origin", arm_tag="left")
-    if c.pick("mug", arms=["right"], contact_point_id=0) is None:
+    # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
+    if all(c.pick("mug", arms=["right"], contact_point_id=0) is None for _ in range(2)):
         return
     hook, tip = point(c.world, "rack", "hook"), point(c.world, "rack", "hook_tip")
     along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
