@@ -24,8 +24,8 @@ class HangingMug(BenchTask):
         right arm to pick the mug and hang it onto the rack.
     Randomizations:
         Mug (r 0.04 m, h 0.09 m, handle towards +x rotated by a yaw in [-1.57, 1.57] rad) at x ∈ [-0.25, -0.10],
-        y ∈ [-0.05, 0.05] (y ≤ 0 where |x| < 0.15); rack 0.26 m tall with its hook pointing to -x at
-        x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05]. **Ours**: the rack's range (the original's x ∈ [0.10, 0.30],
+        y ∈ [-0.05, 0.05] (y ≤ 0 where |x| < 0.15); rack 0.26 m tall, fixed to the table as the original's (static),
+        with its hook pointing to -x at x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05]. **Ours**: the rack's range (the original's x ∈ [0.10, 0.30],
         y ∈ [0.13, 0.17] puts the hook beyond the right arm's reach: near x = 0.10 the hook's tip crosses the
         centre line, and the mug held by its rim cannot be brought there) and its yaw (none; the original turns
         it by up to ±0.2 rad); the hook rises from
@@ -53,7 +53,7 @@ class HangingMug(BenchTask):
         rack_pose = sapien.Pose(p=[float(rng.uniform(0.15, 0.22)), float(rng.uniform(-0.05, 0.05)), z])
         objects = {
             "mug": make_mug(scene, "mug", mug_pose),
-            "rack": make_rack(scene, "rack", rack_pose, hook_height_m=HOOK_HEIGHT_M),
+            "rack": make_rack(scene, "rack", rack_pose, hook_height_m=HOOK_HEIGHT_M, static=True),
         }
         return SceneContents(objects, self.instruction, {})
 
