@@ -51,7 +51,7 @@ FIXED_SEEDS: list[tuple[str, int, str]] = [
     ("place_bread_skillet", 600007, "the skillet spawned in the right arm's pedestal and was thrown at the start"),
     ("hanging_mug", 600019, "the left arm had no IK to set the mug down with its handle to +y; now 30° off it"),
     ("hanging_mug", 600040, "the right arm's rim grasp nudged the mug out from between its fingers"),
-    ("put_bottles_dustbin", 600020, "the right arm's way home from the relay spot knocked over a front bottle"),
+    ("put_bottles_dustbin", 600020, "the right arm's way home from the relay spot knocked over a bottle nearer it"),
 ]
 
 

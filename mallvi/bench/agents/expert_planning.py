@@ -340,13 +340,15 @@ def _neck_grasp(c: ExpertContext, name: str, arm: ArmSide, stand_xy: tuple[float
 
 def put_bottles_dustbin(c: ExpertContext) -> None:
     """Top-down neck grasps (a side-grasped bottle over the rim is out of reach). The left arm takes the bottles
-    on its side of the centre line; the right arm relays the others, front first, through the middle of the table."""
+    on its side of the centre line; the right arm relays the others, nearest first, through the middle of the table."""
     drop = point(c.world, "dustbin", "drop")
     z0 = c.world.table_top_z
     relay_xy = (-0.01, -0.13)
     by_x = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
-    # the right arm's way home from the relay spot runs low through the front of its half: its bottles front first
-    right = sorted((n for n in by_x if float(pos(c.world, n)[0]) > 0.0), key=lambda n: float(pos(c.world, n)[1]))
+    # the right arm's bottles nearest the relay spot first: a carry to it, or the way home from it, sweeps a bottle
+    # still standing between the spot and the arm
+    right = sorted((n for n in by_x if float(pos(c.world, n)[0]) > 0.0),
+                   key=lambda n: float(np.hypot(*(pos(c.world, n)[:2] - relay_xy))))  # fmt: skip
     names = [n for n in by_x if n not in right] + right
     # one spot each, 0.095 m apart (bottles up to 0.086 m wide; one on another topples out), the back one first:
     # the front one lies under the left arm's home pose, whose fingers would meet a bottle standing there
