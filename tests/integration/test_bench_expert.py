@@ -12,7 +12,7 @@ import pytest
 
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.episode import run_episode
-from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS
+from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS, TierName
 
 #: task -> why the scripted expert fails on seed 100000 in our simulator
 KNOWN_FAILURES: dict[str, str] = {
@@ -33,7 +33,7 @@ KNOWN_FAILURES: dict[str, str] = {
     ],
 )
 def test_expert_solves_the_task(task: str, tmp_path: Path) -> None:
-    tier = "fine" if task in FINE_TASKS else "planning"
+    tier: TierName = "fine" if task in FINE_TASKS else "planning"
     cfg = BenchConfig(tier=tier, tasks=(task,), episodes=1, agent="expert", save_images=False)
     rec = run_episode(cfg, task, 100000, tmp_path)
     assert rec["status"] == "done"
