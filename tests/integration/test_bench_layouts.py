@@ -70,3 +70,18 @@ def test_grounding_sparse_uses_red_green_blue_away_from_the_centre() -> None:
         for n in contents.objects:
             x, y = _xy(contents, n)
             assert abs(x) >= 0.05 and np.hypot(x, y + 0.10) >= 0.10
+
+
+@pytest.mark.parametrize("name", ["place_bread_skillet", "place_bread_skillet_ee"])
+def test_the_skillet_rests_where_it_was_placed(name: str) -> None:
+    """Seeds whose skillet once spawned inside an arm's pedestal (thrown at the first physics step): the scene
+    now rests, arms still, for 0.4 s."""
+    from mallvi.sim_bridge.world import SimWorld
+
+    for seed in (600003, 600007, 600029):
+        with SimWorld.create(get_task(name).scene_spec(), seed, render=False) as w:
+            start = {n: np.array(o.pose.p) for n, o in w.objects.items()}
+            w.step(100)
+            for n, o in w.objects.items():
+                moved = float(np.linalg.norm(np.array(o.pose.p) - start[n]))
+                assert moved < 0.01, f"{name} seed {seed}: {n} moved {moved:.3f} m with nothing touching it"

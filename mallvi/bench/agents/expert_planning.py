@@ -20,6 +20,8 @@ BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards
 BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
+#: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
+MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)
 
 
 def _other(arm: ArmSide) -> ArmSide:
@@ -204,9 +206,11 @@ def _yaw_quat(yaw_rad: float) -> list[float]:
 
 
 def _put_mug_in_middle(c: ExpertContext, z0: float, only_away: bool) -> bool:
-    """The held mug down in the middle with its handle to +y (away from the robot); unless ``only_away``, else
-    to -y, else wherever the arm can put it there."""
-    for yaw in (math.pi / 2,) if only_away else (math.pi / 2, -math.pi / 2, None):
+    """The held mug down in the middle with its handle to +y (away from the robot), else turned up to 30° from
+    it (the handle's loop still crosses the hook's rod); unless ``only_away``, else to -y, else wherever the arm
+    can put it there."""
+    away = tuple(math.pi / 2 + d for d in MUG_AWAY_TURNS_RAD)
+    for yaw in away if only_away else (*away, -math.pi / 2, None):
         if c.place("mug", "left", [0.0, -0.05, z0, *([] if yaw is None else _yaw_quat(yaw))]):
             return True
     return False
@@ -239,7 +243,8 @@ def hanging_mug(c: ExpertContext) -> None:
         if c.pick("mug", arms=["left"]) is None:
             return
     c.do("back_to_origin", arm_tag="left")
-    if c.pick("mug", arms=["right"], contact_point_id=0) is None:
+    # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
+    if all(c.pick("mug", arms=["right"], contact_point_id=0) is None for _ in range(2)):
         return
     hook, tip = point(c.world, "rack", "hook"), point(c.world, "rack", "hook_tip")
     along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
@@ -335,16 +340,21 @@ def _neck_grasp(c: ExpertContext, name: str, arm: ArmSide, stand_xy: tuple[float
 
 def put_bottles_dustbin(c: ExpertContext) -> None:
     """Top-down neck grasps (a side-grasped bottle over the rim is out of reach). The left arm takes the bottles
-    on its side of the centre line; the right arm relays the others through the middle of the table."""
+    on its side of the centre line; the right arm relays the others, nearest first, through the middle of the table."""
     drop = point(c.world, "dustbin", "drop")
     z0 = c.world.table_top_z
     relay_xy = (-0.01, -0.13)
-    names = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
+    by_x = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
+    # the right arm's bottles nearest the relay spot first: a carry to it, or the way home from it, sweeps a bottle
+    # still standing between the spot and the arm
+    right = sorted((n for n in by_x if float(pos(c.world, n)[0]) > 0.0),
+                   key=lambda n: float(np.hypot(*(pos(c.world, n)[:2] - relay_xy))))  # fmt: skip
+    names = [n for n in by_x if n not in right] + right
     # one spot each, 0.095 m apart (bottles up to 0.086 m wide; one on another topples out), the back one first:
     # the front one lies under the left arm's home pose, whose fingers would meet a bottle standing there
     spots = [up(np.add(drop, [0.0, dy, 0.0]), 0.005) for dy in BIN_SPOTS_DY_M]
     for name in names:
-        if float(pos(c.world, name)[0]) > 0.0 or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
+        if name in right or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
             if not _neck_grasp(c, name, "right", (0.15, -0.10)):
                 continue
             _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03, clear_m=RELAY_CLEAR_M)

@@ -24,13 +24,13 @@ class HangingMug(BenchTask):
         right arm to pick the mug and hang it onto the rack.
     Randomizations:
         Mug (r 0.04 m, h 0.09 m, handle towards +x rotated by a yaw in [-1.57, 1.57] rad) at x ∈ [-0.25, -0.10],
-        y ∈ [-0.05, 0.05] (y ≤ 0 where |x| < 0.15); rack 0.26 m tall with its hook pointing to -x at
-        x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05]. **Ours**: the rack's range (the original's x ∈ [0.10, 0.30],
-        y ∈ [0.13, 0.17] puts the hook beyond the right arm's reach: near x = 0.10 the hook's tip crosses the
-        centre line, and the mug held by its rim cannot be brought there) and its yaw (none; the original turns
-        it by up to ±0.2 rad); the hook rises from
-        the post at 0.14 m (not 0.20 m), still above the 0.11 m the success check asks of the handle: with the
-        hook higher the mug held by its rim is beyond the raised arms' reach.
+        y ∈ [-0.05, 0.05] (y ≤ 0 where |x| < 0.15); rack 0.26 m tall, fixed to the table as the original's
+        (static), with its hook pointing to -x at x ∈ [0.15, 0.22], y ∈ [-0.05, 0.05]. **Ours**: the rack's range
+        (the original's x ∈ [0.10, 0.30], y ∈ [0.13, 0.17] puts the hook beyond the right arm's reach: near
+        x = 0.10 the hook's tip crosses the centre line, and the mug held by its rim cannot be brought there) and
+        its yaw (none; the original turns it by up to ±0.2 rad); the hook rises from the post at 0.14 m (not
+        0.20 m), still above the 0.11 m the success check asks of the handle: with the hook higher the mug held
+        by its rim is beyond the raised arms' reach.
     Success Conditions:
         The mug's handle point within 0.02 m of the hook point in x and in y and more than 0.11 m above the table top.
     """
@@ -53,7 +53,7 @@ class HangingMug(BenchTask):
         rack_pose = sapien.Pose(p=[float(rng.uniform(0.15, 0.22)), float(rng.uniform(-0.05, 0.05)), z])
         objects = {
             "mug": make_mug(scene, "mug", mug_pose),
-            "rack": make_rack(scene, "rack", rack_pose, hook_height_m=HOOK_HEIGHT_M),
+            "rack": make_rack(scene, "rack", rack_pose, hook_height_m=HOOK_HEIGHT_M, static=True),
         }
         return SceneContents(objects, self.instruction, {})
 

@@ -10,9 +10,14 @@ import sapien
 
 from mallvi.bench.tasks.base import BenchTask, BenchWorld, point, pos, yaw_pose
 from mallvi.bench.tasks.conditions import Condition, above, above_original_table, below
+from mallvi.bench.tasks.rig_clearance import bar_outline, clear_of_pedestals, disc_outline
 from mallvi.bench.tiers import TierName
 from mallvi.sim_bridge.objects import make_bread, make_skillet
-from mallvi.sim_bridge.scene_spec import SceneContents
+from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError
+
+#: the skillet as make_skillet builds it by default: the pan's outer diameter and the handle's length (metres)
+SKILLET_DIAMETER_M = 0.20
+SKILLET_HANDLE_M = 0.12
 
 
 class PlaceBreadSkillet(BenchTask):
@@ -23,7 +28,8 @@ class PlaceBreadSkillet(BenchTask):
     Randomizations:
         Bread (0.12 m loaf) at |x| ∈ [0.20, 0.28] on a random side, y ∈ [-0.20, 0.05], yaw ±π/4; skillet (Ø0.20
         pan with a 0.12 m handle pointing outwards, yaw ±π/6) on the other side at |x| ∈ [0.15, 0.25],
-        y ∈ [-0.20, 0.05]: one arm brings the skillet over, the other puts the bread in.
+        y ∈ [-0.20, 0.05]: one arm brings the skillet over, the other puts the bread in. A skillet pose whose pan
+        or handle would stand in an arm's pedestal (ours; the original's arms stand off the table) is redrawn.
     Success Conditions:
         The bread within 0.035 m of the pan's centre in x and in y; the pan's centre and the bread above table
         top - 0.02 m (not fallen; the original's 0.72 m with its table top at 0.74 m).
@@ -47,13 +53,28 @@ class PlaceBreadSkillet(BenchTask):
             s * float(rng.uniform(0.20, 0.28)), float(rng.uniform(-0.20, 0.05)), z, rng.uniform(-np.pi / 4, np.pi / 4)
         )
         bread = make_bread(scene, "bread", bread_pose)
-        pan_x = -s * float(rng.uniform(0.15, 0.25))
-        outwards = 0.0 if s < 0 else np.pi  # the handle (+x of the pan) points away from the bread
-        yaw = outwards + float(rng.uniform(-self.skillet_yaw_rad, self.skillet_yaw_rad))
-        skillet = make_skillet(scene, "skillet", yaw_pose(pan_x, float(rng.uniform(-0.20, 0.05)), z, yaw))
+        pan_x, pan_y, yaw = self._skillet_xy_yaw(rng, s)
+        pose = yaw_pose(pan_x, pan_y, z, yaw)
+        skillet = make_skillet(scene, "skillet", pose, diameter_m=SKILLET_DIAMETER_M, handle_length_m=SKILLET_HANDLE_M)
         bread_arm = "left" if s < 0 else "right"
         meta = {"bread_arm": bread_arm, "skillet_arm": "right" if s < 0 else "left"}
         return SceneContents({"bread": bread, "skillet": skillet}, self.instruction, meta)
+
+    def _skillet_xy_yaw(
+        self, rng: np.random.Generator, bread_side: float, tries: int = 100
+    ) -> tuple[float, float, float]:
+        """The skillet's centre (x, y) and yaw on the side away from the bread, redrawn while the pan or its handle
+        would stand in an arm's pedestal (our rig's, not the original's: the physics throws it at the first step)."""
+        outwards = 0.0 if bread_side < 0 else np.pi  # the handle (+x of the pan) points away from the bread
+        for _ in range(tries):
+            x = -bread_side * float(rng.uniform(0.15, 0.25))
+            y = float(rng.uniform(-0.20, 0.05))
+            yaw = outwards + float(rng.uniform(-self.skillet_yaw_rad, self.skillet_yaw_rad))
+            r = SKILLET_DIAMETER_M / 2
+            outline = disc_outline(x, y, r) + bar_outline(x, y, yaw, r, r + SKILLET_HANDLE_M, 0.01)
+            if clear_of_pedestals(outline, self.arm_spacing_m):
+                return x, y, float(yaw)
+        raise SceneSetupError(f"no skillet pose clear of the pedestals after {tries} draws")
 
     def conditions(self, world: BenchWorld) -> list[Condition]:
         bread, centre = pos(world, "bread"), point(world, "skillet", "center")
