@@ -65,12 +65,13 @@ def object_of(calls: Sequence[SkillCall]) -> str | None:
 
 
 def strategy_of(calls: Sequence[SkillCall]) -> str:
-    """A short name for what a plan does: "direct left", "relay right->left", "nudge left", "place right"."""
+    """A short name for what a plan does: "direct left", "relay right->left", "re-grasp left", "nudge left", "place
+    right"."""
     grasps = [c.arm for c in calls if c.skill in GRASP_SKILLS]
     if calls and calls[0].skill == "close_gripper" and any(c.skill == "move_to_pose" for c in calls):
         return f"nudge {calls[0].arm}"
     if len(grasps) >= 2:
-        return f"relay {grasps[0]}->{grasps[-1]}"
+        return f"relay {grasps[0]}->{grasps[-1]}" if grasps[0] != grasps[-1] else f"re-grasp {grasps[0]}"
     if grasps:
         return f"direct {grasps[0]}"
     return f"place {calls[0].arm}" if calls else "plan"
@@ -173,13 +174,23 @@ def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
 def blocked_grasps(memory: Sequence[FailedAttempt], obj_id: str | None,
                    pose: Sequence[float] | None) -> dict[str, FailedAttempt]:
     """Per arm, the failed grasp of ``obj_id`` at this pose whose kind that arm cannot overcome (no IK, no path,
-    not allowed)."""
+    not allowed). Only a grasp of the object where it lay when planned counts (not one after the plan moved it), and
+    only one free to choose any contact point (a grasp held to one family says nothing about the others)."""
     out: dict[str, FailedAttempt] = {}
     for m in memory:
         if m.skill in GRASP_SKILLS and m.arm and m.kind in ARM_BLOCKING_KINDS and m.object_id == obj_id \
-                and same_pose(m.pose_m, pose):
+                and same_pose(m.pose_m, pose) and _free_first_take(m):
             out.setdefault(m.arm, m)
     return out
+
+
+def _free_first_take(m: FailedAttempt) -> bool:
+    """Whether ``m`` failed at its first grasp of the object (or at a call not known) with no contact point set."""
+    if m.failed_call is None or m.failed_call >= len(m.calls):
+        return True
+    call = m.calls[m.failed_call]
+    first = next((i for i, c in enumerate(m.calls) if c.skill in GRASP_SKILLS and c.object == m.object_id), None)
+    return m.failed_call == first and "contact_point_id" not in call.args
 
 
 def rescanned_last(memory: Sequence[FailedAttempt]) -> bool:
