@@ -28,6 +28,9 @@ CHANCE_KINDS = ("grasp_empty", "grasp_off_target", "not_holding", "execution")
 """Failures a retry of the same grasp may well not meet again (a miss, a slip): never ``decisive`` by themselves."""
 SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
 """Failure kinds that the same call meets again in the same situation (no chance involved)."""
+UNBOUND_KIND = "unknown_object"
+"""The kind of an object that no robot-side object matches where it is perceived: every plan on it fails the same
+way until it is perceived elsewhere."""
 IGNORED_ARGS = frozenset({"pre_grasp_dis"})
 """Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp). A place's
 ``pre_dis`` does: a lower pre-place point is another pose to reach."""
@@ -149,9 +152,14 @@ def decisive(m: FailedAttempt) -> bool:
 def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
     """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
-    would recur: ``decisive``), or None. When the failed call is known, the same calls up to it are a repeat
-    whatever follows (a plan that differs only after the call that failed meets the same failure first)."""
+    would recur: ``decisive``; any plan on an object not bound where it is perceived, ``UNBOUND_KIND``), or None.
+    When the failed call is known, the same calls up to it are a repeat whatever follows (a plan that differs only
+    after the call that failed meets the same failure first)."""
     pose = pose_of(object_of(calls), localized)
+    unbound = next((m for m in memory if m.kind == UNBOUND_KIND and m.object_id == object_of(calls)
+                    and same_pose(m.pose_m, pose)), None)
+    if unbound is not None:  # whatever the plan, the object is not found where it is perceived
+        return unbound
     for m in memory:
         if not m.calls or not same_pose(m.pose_m, pose) or not decisive(m):
             continue

@@ -321,3 +321,29 @@ def test_a_grasp_held_to_one_family_or_made_after_the_plan_moved_the_object_bloc
                                              *plan.calls[1:]]})
     assert repeats(plan.calls, objs, [_failed(held, objs, kind="unreachable")]) is None
     assert repeats(plan.calls, objs, [_failed(plan, objs, kind="unreachable")]) is not None
+
+
+def test_an_object_perceived_where_nothing_is_found_is_not_tried_again_with_any_plan_until_seen_elsewhere() -> None:
+    """The green block perceived 7 cm from where it lies (cut by the image edge): the Actor binds nothing and moves
+    nothing. That is a settled failure: no plan on the block is made again while it is perceived there (before,
+    the same plan was sent nine times in a row until the budget ran out); perceived elsewhere, it is planned again."""
+    from langgraph.runtime import Runtime
+
+    from mallvi.graph.nodes.actor import actor
+    from tests.fixtures.graph_fakes import FakeWorld, fake_context
+
+    world = FakeWorld.blocks(("red", 0.05, -0.02), ("green", 0.17, -0.06))
+    objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.24, -0.06)}
+    plan = _think(objs, [])
+    state: Any = {**initial_state(""), "action_plan": plan, "localized": objs, "subtask_index": 0, "attempts": {}}
+    report = actor(state, Runtime(context=fake_context(world)))["actor_report"]
+    assert not report.ok and "no object within 3 cm of perceived green_block" in report.message
+    assert world.calls == []  # nothing moved
+    v = Verdict(verdict="failure", failure_category="execution_failed", blamed_agent="grounder",
+                explanation=report.message)
+    memory = [record(plan, objs, report, None, v)]
+    assert memory[0].kind == "unknown_object"
+    with pytest.raises(NoStrategyLeftError, match="no different strategy remains for green_block"):
+        _think(objs, memory)
+    elsewhere = {**objs, "green_block": _block("green", 0.20, -0.06)}
+    assert _think(elsewhere, memory).calls[0].object == "green_block"
