@@ -26,6 +26,11 @@ ARM_BLOCKING_KINDS = ("unreachable", "no_plan", "wrong_arm")
 """Failure kinds of a grasp that the same arm cannot overcome at the same pose by any other plan."""
 CHANCE_KINDS = ("grasp_empty", "grasp_off_target", "not_holding", "execution")
 """Failures a retry of the same grasp may well not meet again (a miss, a slip): never ``decisive`` by themselves."""
+RECURRING_AFTER = 3
+"""A chance failure met this often by the same calls at the same pose is taken as settled there (``recurring``)."""
+RECURRING_POSE_TOL_M = 0.04
+"""Poses within this count as the same for ``recurring``: an object that slips out lands a centimetre or two from
+where it was lifted, so a grasp that never holds it walks it along."""
 SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
 """Failure kinds that the same call meets again in the same situation (no chance involved)."""
 UNBOUND_KIND = "unknown_object"
@@ -131,8 +136,8 @@ def _same_call(a: SkillCall, b: SkillCall) -> bool:
     return True
 
 
-def same_pose(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
-    return a is not None and b is not None and math.dist(a[:3], b[:3]) <= POSE_TOL_M
+def same_pose(a: Sequence[float] | None, b: Sequence[float] | None, tol_m: float = POSE_TOL_M) -> bool:
+    return a is not None and b is not None and math.dist(a[:3], b[:3]) <= tol_m
 
 
 def decisive(m: FailedAttempt) -> bool:
@@ -149,10 +154,25 @@ def decisive(m: FailedAttempt) -> bool:
     return first_take is None or m.failed_call <= first_take
 
 
+def recurring(m: FailedAttempt, memory: Sequence[FailedAttempt]) -> bool:
+    """Whether a failure of a kind chance decides (a miss, a slip) met the same calls at the same pose at least
+    ``RECURRING_AFTER`` times: chance alone does that rarely (at ``medium``, 1 in 64), a grasp that cannot hold the
+    object there every time."""
+    if m.kind not in CHANCE_KINDS or m.failed_call is None:
+        return False
+    n = m.failed_call + 1
+    same = [o for o in memory if o.kind == m.kind and o.failed_call == m.failed_call
+            and same_pose(o.pose_m, m.pose_m, RECURRING_POSE_TOL_M)
+            and len(o.calls) >= n and len(m.calls) >= n
+            and all(_same_call(a, b) for a, b in zip(o.calls[:n], m.calls[:n], strict=True))]
+    return len(same) >= RECURRING_AFTER
+
+
 def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
     """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
-    would recur: ``decisive``; any plan on an object not bound where it is perceived, ``UNBOUND_KIND``), or None.
+    would recur: ``decisive`` or ``recurring``; any plan on an object not bound where it is perceived,
+    ``UNBOUND_KIND``), or None.
     When the failed call is known, the same calls up to it are a repeat whatever follows (a plan that differs only
     after the call that failed meets the same failure first)."""
     pose = pose_of(object_of(calls), localized)
@@ -161,7 +181,7 @@ def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
     if unbound is not None:  # whatever the plan, the object is not found where it is perceived
         return unbound
     for m in memory:
-        if not m.calls or not same_pose(m.pose_m, pose) or not decisive(m):
+        if not m.calls or not same_pose(m.pose_m, pose) or not (decisive(m) or recurring(m, memory)):
             continue
         upto = m.failed_call + 1 if m.failed_call is not None and m.failed_call < len(m.calls) else None
         if upto is None and len(m.calls) != len(calls):
