@@ -10,8 +10,8 @@ Reflector adds the last one, a re-scan, when none of these is left.
 
 Before any of these: a block that a miss or a slip left near the edge of its arm's reach, where the next miss may
 push it out (a miss pushes along the fingers, and often the same way again), is first pushed back towards the
-middle of that reach, in the same attempt as the grasp (``steer_back``); so is a tall object after any failure (within
-its length of that edge when a fault laid it on its side).
+middle of that reach, in the same attempt as the grasp (``steer_back``); so is a tall object a fault laid on its
+side within its length of that edge.
 """
 
 from __future__ import annotations
@@ -188,15 +188,14 @@ def steered(plan: ActionPlan, obj: SceneObject | None, failures: Sequence[Failed
             reach: Mapping[ArmSide, ReachEnvelope]) -> ActionPlan:
     """``plan`` after a push that brings ``obj`` back from the edge of the grasping arm's reach (``steer_back``),
     when the last failure left it where the next miss may carry it out: a block after a miss or a slip
-    (``DRIFT_KINDS``), within ``MISS_PUSH_M`` of the edge; a tall object after any failure (a fault put it down
-    off its target or on its side), within ``MISS_PUSH_M`` of the edge, or within its length when it lies on its
-    side (a miss at its top end pushes it along its axis by nearly that much). Else ``plan`` itself."""
+    (``DRIFT_KINDS``), within ``MISS_PUSH_M`` of the edge; a tall object lying on its side after any failure (a
+    fault put it down), within its length of the edge (a miss at its top end pushes it along its axis by nearly
+    that much). Else ``plan`` itself."""
     first = plan.calls[0] if plan.calls else None
     if obj is None or not failures or first is None or first.skill not in GRASP_SKILLS or first.object != obj.id:
         return plan
-    tall = first.skill == "upright_actor"
-    lying = tall and lies_on_side(obj, first_seen(obj, scene.initial))
-    if not tall and failures[-1].kind not in DRIFT_KINDS:
+    lying = first.skill == "upright_actor" and lies_on_side(obj, first_seen(obj, scene.initial))
+    if not lying and (first.skill != "grasp_actor" or failures[-1].kind not in DRIFT_KINDS):
         return plan
     margin = max(MISS_PUSH_M, max(obj.size_m[0], obj.size_m[1])) if lying else MISS_PUSH_M
     back = steer_back(obj, first.arm, scene, localized, table_z, reach, margin)
