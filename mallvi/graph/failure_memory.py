@@ -26,8 +26,16 @@ ARM_BLOCKING_KINDS = ("unreachable", "no_plan", "wrong_arm")
 """Failure kinds of a grasp that the same arm cannot overcome at the same pose by any other plan."""
 CHANCE_KINDS = ("grasp_empty", "grasp_off_target", "not_holding", "execution")
 """Failures a retry of the same grasp may well not meet again (a miss, a slip): never ``decisive`` by themselves."""
+RECURRING_AFTER = 3
+"""A chance failure met this often by the same calls at the same pose is taken as settled there (``recurring``)."""
+RECURRING_POSE_TOL_M = 0.04
+"""Poses within this count as the same for ``recurring``: an object that slips out lands a centimetre or two from
+where it was lifted, so a grasp that never holds it walks it along."""
 SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad_parameters", "unknown_object")
 """Failure kinds that the same call meets again in the same situation (no chance involved)."""
+UNBOUND_KIND = "unknown_object"
+"""The kind of an object that no robot-side object matches where it is perceived: every plan on it fails the same
+way until it is perceived elsewhere."""
 IGNORED_ARGS = frozenset({"pre_grasp_dis"})
 """Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp). A place's
 ``pre_dis`` does: a lower pre-place point is another pose to reach."""
@@ -65,12 +73,13 @@ def object_of(calls: Sequence[SkillCall]) -> str | None:
 
 
 def strategy_of(calls: Sequence[SkillCall]) -> str:
-    """A short name for what a plan does: "direct left", "relay right->left", "nudge left", "place right"."""
+    """A short name for what a plan does: "direct left", "relay right->left", "re-grasp left", "nudge left", "place
+    right"."""
     grasps = [c.arm for c in calls if c.skill in GRASP_SKILLS]
     if calls and calls[0].skill == "close_gripper" and any(c.skill == "move_to_pose" for c in calls):
         return f"nudge {calls[0].arm}"
     if len(grasps) >= 2:
-        return f"relay {grasps[0]}->{grasps[-1]}"
+        return f"relay {grasps[0]}->{grasps[-1]}" if grasps[0] != grasps[-1] else f"re-grasp {grasps[0]}"
     if grasps:
         return f"direct {grasps[0]}"
     return f"place {calls[0].arm}" if calls else "plan"
@@ -127,8 +136,8 @@ def _same_call(a: SkillCall, b: SkillCall) -> bool:
     return True
 
 
-def same_pose(a: Sequence[float] | None, b: Sequence[float] | None) -> bool:
-    return a is not None and b is not None and math.dist(a[:3], b[:3]) <= POSE_TOL_M
+def same_pose(a: Sequence[float] | None, b: Sequence[float] | None, tol_m: float = POSE_TOL_M) -> bool:
+    return a is not None and b is not None and math.dist(a[:3], b[:3]) <= tol_m
 
 
 def decisive(m: FailedAttempt) -> bool:
@@ -145,14 +154,34 @@ def decisive(m: FailedAttempt) -> bool:
     return first_take is None or m.failed_call <= first_take
 
 
+def recurring(m: FailedAttempt, memory: Sequence[FailedAttempt]) -> bool:
+    """Whether a failure of a kind chance decides (a miss, a slip) met the same calls at the same pose at least
+    ``RECURRING_AFTER`` times: chance alone does that rarely (at ``medium``, 1 in 64), a grasp that cannot hold the
+    object there every time."""
+    if m.kind not in CHANCE_KINDS or m.failed_call is None:
+        return False
+    n = m.failed_call + 1
+    same = [o for o in memory if o.kind == m.kind and o.failed_call == m.failed_call
+            and same_pose(o.pose_m, m.pose_m, RECURRING_POSE_TOL_M)
+            and len(o.calls) >= n and len(m.calls) >= n
+            and all(_same_call(a, b) for a, b in zip(o.calls[:n], m.calls[:n], strict=True))]
+    return len(same) >= RECURRING_AFTER
+
+
 def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
             memory: Sequence[FailedAttempt]) -> FailedAttempt | None:
     """The failed attempt that ``calls`` would repeat unchanged (same calls, object where it was, a failure that
-    would recur: ``decisive``), or None. When the failed call is known, the same calls up to it are a repeat
-    whatever follows (a plan that differs only after the call that failed meets the same failure first)."""
+    would recur: ``decisive`` or ``recurring``; any plan on an object not bound where it is perceived,
+    ``UNBOUND_KIND``), or None.
+    When the failed call is known, the same calls up to it are a repeat whatever follows (a plan that differs only
+    after the call that failed meets the same failure first)."""
     pose = pose_of(object_of(calls), localized)
+    unbound = next((m for m in memory if m.kind == UNBOUND_KIND and m.object_id == object_of(calls)
+                    and same_pose(m.pose_m, pose)), None)
+    if unbound is not None:  # whatever the plan, the object is not found where it is perceived
+        return unbound
     for m in memory:
-        if not m.calls or not same_pose(m.pose_m, pose) or not decisive(m):
+        if not m.calls or not same_pose(m.pose_m, pose) or not (decisive(m) or recurring(m, memory)):
             continue
         upto = m.failed_call + 1 if m.failed_call is not None and m.failed_call < len(m.calls) else None
         if upto is None and len(m.calls) != len(calls):
@@ -173,13 +202,23 @@ def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
 def blocked_grasps(memory: Sequence[FailedAttempt], obj_id: str | None,
                    pose: Sequence[float] | None) -> dict[str, FailedAttempt]:
     """Per arm, the failed grasp of ``obj_id`` at this pose whose kind that arm cannot overcome (no IK, no path,
-    not allowed)."""
+    not allowed). Only a grasp of the object where it lay when planned counts (not one after the plan moved it), and
+    only one free to choose any contact point (a grasp held to one family says nothing about the others)."""
     out: dict[str, FailedAttempt] = {}
     for m in memory:
         if m.skill in GRASP_SKILLS and m.arm and m.kind in ARM_BLOCKING_KINDS and m.object_id == obj_id \
-                and same_pose(m.pose_m, pose):
+                and same_pose(m.pose_m, pose) and _free_first_take(m):
             out.setdefault(m.arm, m)
     return out
+
+
+def _free_first_take(m: FailedAttempt) -> bool:
+    """Whether ``m`` failed at its first grasp of the object (or at a call not known) with no contact point set."""
+    if m.failed_call is None or m.failed_call >= len(m.calls):
+        return True
+    call = m.calls[m.failed_call]
+    first = next((i for i, c in enumerate(m.calls) if c.skill in GRASP_SKILLS and c.object == m.object_id), None)
+    return m.failed_call == first and "contact_point_id" not in call.args
 
 
 def rescanned_last(memory: Sequence[FailedAttempt]) -> bool:

@@ -166,3 +166,32 @@ def _place_attempt(attempts: dict[str, int]) -> list[tuple[str, str]]:
 def test_a_retry_starts_with_the_empty_handed_arms_sent_home() -> None:
     assert _place_attempt({"0": 1}) == [("back_to_origin", "left"), ("place_actor", "right")]
     assert _place_attempt({}) == [("place_actor", "right")], "a first attempt moves only what it plans"
+
+
+def _after_a_fault(bar: SceneObject) -> ActionPlan:
+    """The plan for the bar after a place put it down off the pad."""
+    from mallvi.graph.failure_memory import FailedAttempt
+
+    first = [_bar(-0.18, -0.02), _pad()]
+    ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
+    off = FailedAttempt(strategy="place right", object_id="red_block", pose_m=list(bar.position_m),
+                        kind="wrong_placement")
+    return RulesThinker().think(_place_on_pad("right"), {"red_block": bar, "blue_pad": _pad()},
+                                SceneMemory(objects=[bar, _pad()], initial=first), 1, None, ctx, CallLog(),
+                                failures=[off])
+
+
+def test_a_bar_a_fault_laid_down_near_the_edge_of_reach_is_pushed_back_along_its_length_first() -> None:
+    """A miss at a lying bar's top end pushes it along its axis by nearly its length, so a bar lying within its
+    length of the edge of the right arm's reach is pushed back towards the middle first, and the push starts beside
+    its end face (the extent of its box along the push), close enough to move it; a standing bar there is not."""
+    plan = _after_a_fault(_bar(0.22, -0.05, LYING))
+    skills = [c.skill for c in plan.calls]
+    assert skills[0] == "close_gripper" and plan.strategy.startswith("nudge back"), skills
+    start = plan.calls[1].target_pose
+    push = next(c.args for c in plan.calls if c.skill == "move_by_displacement" and "x" in c.args)
+    assert start is not None and push["x"] < -0.05  # towards the middle of the reach
+    end_face_x = 0.22 + LYING[0] / 2
+    assert start[0] > end_face_x and start[0] + push["x"] < end_face_x - 0.05  # it moves the bar 5 cm or more
+    assert skills[skills.index("upright_actor") + 1] == "place_actor"
+    assert _calls(_after_a_fault(_bar(0.22, -0.05)))[0] == ("upright_actor", "right")

@@ -125,8 +125,9 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             held = held_by_plan_arm(plan.calls, call.object, ctx)
             radius_m = max(ctx.match_radius_m, HELD_MATCH_RADIUS_M) if held else ctx.match_radius_m
             name, why = match_object(obj, ctx.world, radius_m)
-            if name is None:
-                return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder")}
+            if name is None:  # the same perceived pose binds no better next time: a settled kind
+                step = FailedStep(kind=FailureKind.UNKNOWN_OBJECT, skill=call.skill, arm=call.arm)
+                return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder", failed_step=step)}
             names[call.object] = name
     refused = plan_violation(plan.calls, ctx, localized)
     if refused is not None:  # every target of the plan is checked before anything moves

@@ -10,7 +10,8 @@ Reflector adds the last one, a re-scan, when none of these is left.
 
 Before any of these: a block that a miss or a slip left near the edge of its arm's reach, where the next miss may
 push it out (a miss pushes along the fingers, and often the same way again), is first pushed back towards the
-middle of that reach, in the same attempt as the grasp (``steer_back``).
+middle of that reach, in the same attempt as the grasp (``steer_back``); so is a tall object a fault laid on its
+side within its length of that edge.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from collections.abc import Mapping, Sequence
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.station import ReachEnvelope
-from mallvi.graph.failure_memory import FailedAttempt
+from mallvi.graph.failure_memory import GRASP_SKILLS, FailedAttempt
+from mallvi.graph.posture import first_seen, lies_on_side
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
 from mallvi.robot_drivers.safety import SafetyConfig
 
@@ -68,6 +70,12 @@ def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[fl
     return (d[0] / n, d[1] / n) if n > 1e-6 else (0.0, -1.0)
 
 
+def extent_along(obj: SceneObject, direction: tuple[float, float]) -> float:
+    """How far ``obj``'s box (world-aligned, as perceived) reaches from its centre along the xy unit ``direction``:
+    half its width for a push square to a side, half its length for a push along a lying bar."""
+    return abs(direction[0]) * obj.size_m[0] / 2 + abs(direction[1]) * obj.size_m[1] / 2
+
+
 def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
           toward_arm: str, direction: tuple[float, float] | None = None) -> ActionPlan:
     """Close the gripper, come down beside ``obj`` and push it ``NUDGE_M`` (along ``direction``, by default towards
@@ -75,7 +83,7 @@ def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, S
     others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
     ux, uy = direction or push_direction(obj, others, REACH_SPOTS_M[toward_arm])
     ox, oy, oz = obj.position_m
-    half = max(obj.size_m[0], obj.size_m[1]) / 2
+    half = extent_along(obj, (ux, uy))
     bottom = max(table_z, oz - obj.size_m[2] / 2)
     centre_z = bottom + min(NUDGE_CENTRE_ABOVE_BOTTOM_M, obj.size_m[2] / 2)
     top = oz + obj.size_m[2] / 2
@@ -104,7 +112,7 @@ def finger_path(obj: SceneObject, direction: tuple[float, float]) -> tuple[tuple
     """Where a push along ``direction`` starts and ends (the closed fingers' xy, world frame)."""
     ux, uy = direction
     ox, oy = obj.position_m[0], obj.position_m[1]
-    back = max(obj.size_m[0], obj.size_m[1]) / 2 + NUDGE_CLEAR_M
+    back = extent_along(obj, direction) + NUDGE_CLEAR_M
     start = (ox - ux * back, oy - uy * back)
     travel = NUDGE_CLEAR_M + NUDGE_M
     return start, (start[0] + ux * travel, start[1] + uy * travel)
@@ -148,9 +156,9 @@ def _reachable(env: ReachEnvelope, x: float, y: float, height_m: float) -> bool:
 
 
 def steer_back(obj: SceneObject, arm: str, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
-               reach: Mapping[ArmSide, ReachEnvelope]) -> ActionPlan | None:
+               reach: Mapping[ArmSide, ReachEnvelope], margin_m: float = MISS_PUSH_M) -> ActionPlan | None:
     """A push by ``arm`` that brings ``obj`` from the edge of that arm's reach back towards its middle, or None
-    when ``obj`` lies ``MISS_PUSH_M`` inside the reach on every side, or when the push would not start and end
+    when ``obj`` lies ``margin_m`` inside the reach on every side, or when the push would not start and end
     surely within reach (``SURE_Y_M`` inside the envelope's front and back)."""
     side: ArmSide = "left" if arm == "left" else "right"
     env = reach.get(side)
@@ -162,7 +170,7 @@ def steer_back(obj: SceneObject, arm: str, scene: SceneMemory, localized: dict[s
         return all(env.reaches(px, py + dy, h) for dy in (-SURE_Y_M, 0.0, SURE_Y_M))
 
     x, y = obj.position_m[0], obj.position_m[1]
-    m = MISS_PUSH_M
+    m = margin_m
     if all(sure(x + dx, y + dy) for dx, dy in ((0.0, 0.0), (m, 0.0), (-m, 0.0), (0.0, m), (0.0, -m))):
         return None
     spot = REACH_SPOTS_M[side]
@@ -178,13 +186,19 @@ def steer_back(obj: SceneObject, arm: str, scene: SceneMemory, localized: dict[s
 def steered(plan: ActionPlan, obj: SceneObject | None, failures: Sequence[FailedAttempt],
             localized: dict[str, SceneObject], scene: SceneMemory, table_z: float,
             reach: Mapping[ArmSide, ReachEnvelope]) -> ActionPlan:
-    """``plan`` after a push that brings ``obj`` back from the edge of the grasping arm's reach, when the last
-    failure (a miss or a slip, ``DRIFT_KINDS``) left it there (``steer_back``); else ``plan`` itself."""
+    """``plan`` after a push that brings ``obj`` back from the edge of the grasping arm's reach (``steer_back``),
+    when the last failure left it where the next miss may carry it out: a block after a miss or a slip
+    (``DRIFT_KINDS``), within ``MISS_PUSH_M`` of the edge; a tall object lying on its side after any failure (a
+    fault put it down), within its length of the edge (a miss at its top end pushes it along its axis by nearly
+    that much). Else ``plan`` itself."""
     first = plan.calls[0] if plan.calls else None
-    if obj is None or not failures or failures[-1].kind not in DRIFT_KINDS or first is None \
-            or first.skill != "grasp_actor" or first.object != obj.id:
+    if obj is None or not failures or first is None or first.skill not in GRASP_SKILLS or first.object != obj.id:
         return plan
-    back = steer_back(obj, first.arm, scene, localized, table_z, reach)
+    lying = first.skill == "upright_actor" and lies_on_side(obj, first_seen(obj, scene.initial))
+    if not lying and (first.skill != "grasp_actor" or failures[-1].kind not in DRIFT_KINDS):
+        return plan
+    margin = max(MISS_PUSH_M, max(obj.size_m[0], obj.size_m[1])) if lying else MISS_PUSH_M
+    back = steer_back(obj, first.arm, scene, localized, table_z, reach, margin)
     if back is None:
         return plan
     return ActionPlan(calls=[*back.calls, *plan.calls], strategy=f"nudge back, then {plan.strategy or 'carry'}",

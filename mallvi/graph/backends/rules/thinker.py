@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
+from mallvi.graph.backends.rules.regrasp import regrasps
 from mallvi.graph.backends.rules.strategies import low_approach, nudges, steered
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
@@ -201,8 +202,8 @@ class RulesThinker:
     def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                      scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
         """Every other way to do the subtask, in order: each allowed arm directly (then from a lower approach to the
-        place), a relay with either arm giving,
-        then a nudge by either arm, then pushes from other sides (see ``strategies.py``)."""
+        place, then laying the object down and taking it with another grasp family, ``regrasp.py``), a relay with
+        either arm giving, then a nudge by either arm, then pushes from other sides (see ``strategies.py``)."""
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
         forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
@@ -218,6 +219,8 @@ class RulesThinker:
                                  rationale=f"the {a} arm carries {obj.id} to ({target[0]:.3f}, {target[1]:.3f}, "
                                            f"{target[2]:.3f})") for a in arms]
             plans += [low_approach(p) for p in plans]
+            others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
+            plans += [r for p in plans[:len(arms)] for r in regrasps(p, obj, others, table_z)]
             for giver in ("left", "right"):
                 taker = forced or other(giver)
                 if taker == giver:
