@@ -195,22 +195,57 @@ def _jobs(queues: dict[str, _TaskQueue], finished: dict[str, dict[int, bool]]) -
                 yield q.task, seed
 
 
+def _cpu_jiffies(cpus: set[int]) -> tuple[int, int] | None:
+    """(all, idle + iowait) jiffies summed over ``cpus``, from ``/proc/stat``; None where it cannot be read."""
+    total = idle = 0
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            for line in f:
+                name, *values = line.split()
+                if not name.startswith("cpu") or name == "cpu" or int(name[3:]) not in cpus:
+                    continue
+                fields = [int(v) for v in values[:8]]  # guest time is inside user: not added twice
+                total += sum(fields)
+                idle += fields[3] + fields[4]
+    except (OSError, ValueError, IndexError):
+        return None
+    return (total, idle) if total else None
+
+
+def busy_cores(cpus: set[int], window_s: float = 0.25) -> float | None:
+    """How many of ``cpus`` other work keeps busy, sampled over the next ``window_s`` seconds (Linux).
+
+    None where ``/proc/stat`` cannot be read. Sampled now rather than averaged over the last minute, so a bench
+    started right after another one (or after a build) does not count that finished work as load.
+    """
+    first = _cpu_jiffies(cpus)
+    time.sleep(window_s)
+    second = _cpu_jiffies(cpus)
+    if first is None or second is None or second[0] <= first[0]:
+        return None
+    busy_share = 1.0 - (second[1] - first[1]) / (second[0] - first[0])
+    return max(0.0, min(1.0, busy_share)) * len(cpus)
+
+
 def default_workers() -> int:
     """``--workers``' default: one worker per free core, at least one.
 
-    Free cores are the cores this process may use minus the last minute's load average (other jobs' runnable
-    threads), rounded. Measured on a 2-core machine (docs/benchmark.md, "Cost profile"): while other jobs kept the
-    load average at 8–12, one worker was as fast as two or faster and spent less CPU per episode; a second worker
-    only pays when a core is free for it.
+    Free cores are the cores this process may use minus the cores other work keeps busy now (``busy_cores``, a
+    quarter-second sample; the last minute's load average where that cannot be read), rounded. Measured on a
+    2-core machine (docs/benchmark.md, "Cost profile"): while other jobs kept the load average at 8–12, one
+    worker was as fast as two or faster and spent less CPU per episode; on a quiet machine two were faster.
     """
     try:
-        cores = len(os.sched_getaffinity(0))
+        cpus = set(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:  # the load average is unknown: count every core as free
-        busy = 0.0
+        cpus = set(range(os.cpu_count() or 1))
+    cores = len(cpus)
+    busy = busy_cores(cpus)
+    if busy is None:
+        try:
+            busy = os.getloadavg()[0]
+        except OSError:  # the load is unknown: count every core as free
+            busy = 0.0
     return max(1, min(cores, int(cores - busy + 0.5)))
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mallvi.bench import runner
 from mallvi.bench.config import BenchConfig
 from mallvi.bench.runner import RunDirError, _jobs, _queues, default_workers, prepare_dir, read_records, run_bench
 
@@ -45,11 +46,29 @@ def test_the_default_worker_count_follows_the_free_cores_and_the_work(
 ) -> None:
     assert 1 <= default_workers() <= len(os.sched_getaffinity(0))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
-    for load, want in ((0.0, 3), (0.4, 3), (1.0, 2), (2.7, 1), (10.0, 1)):  # a worker per free core, at least one
+    for busy, want in ((0.0, 3), (0.4, 3), (1.0, 2), (2.7, 1), (3.0, 1)):  # a worker per free core, at least one
+        monkeypatch.setattr(runner, "busy_cores", lambda cpus, busy=busy: busy)
+        assert default_workers() == want, busy
+    monkeypatch.setattr(runner, "busy_cores", lambda cpus: None)  # no /proc/stat: the load average decides
+    for load, want in ((0.0, 3), (1.0, 2), (10.0, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert default_workers() == want, load
     one = run_bench(_cfg(1), tmp_path / "one")  # one episode: no second worker only to pay a start-up
     assert one["run"]["workers"] == 1 and one["tasks"][TASK]["episodes"] == 1
+
+
+def test_busy_cores_sees_a_process_spinning_on_a_core() -> None:
+    cpu = min(os.sched_getaffinity(0))
+    code = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
+    spin = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(0.3)  # the interpreter's start-up is over
+        busy = runner.busy_cores({cpu}, window_s=0.5)
+    finally:
+        spin.kill()
+        spin.wait()
+    assert busy is not None and 0.5 <= busy <= 1.0  # the spinner's core reads (mostly) busy, never over one core
+    assert runner.busy_cores({10_000}) is None  # a core this machine does not have: nothing to read
 
 
 def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path) -> None:
