@@ -26,6 +26,8 @@ PLANNER_METHODS: tuple[str, ...] = ("ik", "plan_to_qpos", "plan_to_pose", "plan_
 RENDER_METHODS: tuple[str, ...] = ("observe", "render_all")
 #: the perception port's methods
 PERCEPTION_METHODS: tuple[str, ...] = ("scan", "detect")
+#: a perception pipeline's methods (Tier 1's answerer uses one directly, without a port)
+PIPELINE_METHODS: tuple[str, ...] = ("detect", "localize")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,10 +99,14 @@ def instrument_world(clock: CostClock, world: Any) -> None:
 
 
 def instrument_agent(clock: CostClock, agent: Any) -> None:
-    """Time the agent's perception port (the graph agent's ``port``), if it has one."""
+    """Time the agent's perception: its port (the graph agent's ``port``) or its pipeline (``perception``, the
+    Tier 1 answerer's), whichever it has."""
     port = getattr(agent, "port", None)
     if port is not None:
         clock.wrap_methods(port, PERCEPTION_METHODS, "perception")
+    pipeline = getattr(agent, "perception", None)
+    if pipeline is not None and not isinstance(pipeline, str):
+        clock.wrap_methods(pipeline, PIPELINE_METHODS, "perception")
 
 
 def thread_queue_s() -> float | None:
