@@ -1,10 +1,20 @@
 """An instruction's object references: collecting them from a plan and resolving them against a list of objects
-(perceived or simulator truth)."""
+(perceived or simulator truth).
+
+Size words ("the largest block") rank a group. Only objects resting on something are ranked: one whose bottom is
+more than ``RESTING_GAP_M`` above the lowest object's bottom (the table) and above every object beneath it is a
+detection of something else (a part of an arm). When the instruction gives the group's size (``ObjectRef.among``,
+"there are three blocks"), the group is that many cube-shaped objects, the ones most alike in size when there are
+more (dice among blocks); when no such group stands out, or fewer cube-shaped objects than that are seen, the
+reference is refused as ambiguous rather than guessed.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from mallvi.graph.schemas import ObjectRef, Plan, SceneObject, Subtask
 
@@ -36,11 +46,18 @@ class Candidate:
     color: str | None
     volume_m3: float
     position_m: tuple[float, float, float]
+    #: size in the object's own frame when known, else its axis-aligned extent; None: unknown (never ranked out)
+    size_m: tuple[float, float, float] | None = None
 
 
 def candidates_of(objects: list[SceneObject]) -> list[Candidate]:
-    """Scene objects as resolution candidates."""
-    return [Candidate(o.id, o.label, o.color, o.size_m[0] * o.size_m[1] * o.size_m[2], o.position_m) for o in objects]
+    """Scene objects as resolution candidates; the volume from the object's own-frame size when perception knows
+    it (an axis-aligned extent grows with yaw: up to twice the volume at 45 degrees)."""
+    out = []
+    for o in objects:
+        size = o.box_m or o.size_m
+        out.append(Candidate(o.id, o.label, o.color, size[0] * size[1] * size[2], o.position_m, size))
+    return out
 
 
 def refs_of(subtask: Subtask) -> list[ObjectRef]:
@@ -84,6 +101,8 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
             # a detector that only knows colours and generic shapes may call a pad a "block": the colour decides
             pool = [c for c in candidates if c.name not in exclude and (c.color or "").lower() == ref.color.lower()]
             pool = pool if len(pool) == 1 else []
+    if ref.size and pool and not ref.color:
+        pool = ranked_group(ref, pool, candidates)
     if ref.size and pool:
         ordered = sorted(pool, key=lambda c: c.volume_m3)
         if ref.size in ("largest", "large"):
@@ -99,3 +118,73 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
         names = ", ".join(c.name for c in pool)
         raise ResolutionError(f"{ref.phrase!r} is ambiguous: it could be any of {names}")
     return pool[0]
+
+
+RESTING_GAP_M = 0.03  # a bottom this far above the table and above every object below is not resting on anything
+CUBE_RATIO_MAX = 1.35  # longest over shortest side of a cube-shaped object (own-frame size)
+CUBE_RATIO_MAX_AXIS = 1.6  # the same for an axis-aligned extent, which grows by up to 1.41 with yaw
+ALIKE_MARGIN = 0.15  # log size spread by which the most alike group must beat the next one
+
+
+def _bottom(c: Candidate) -> float:
+    return c.position_m[2] - (c.size_m[2] / 2 if c.size_m else 0.0)
+
+
+def resting(c: Candidate, everything: Sequence[Candidate]) -> bool:
+    """Whether ``c`` rests on the table (the lowest bottom among ``everything``) or on another object."""
+    sized = [o for o in everything if o.size_m is not None]
+    if c.size_m is None or not sized:
+        return True
+    bottom = _bottom(c)
+    if bottom - min(_bottom(o) for o in sized) <= RESTING_GAP_M:
+        return True
+    for o in sized:
+        if o.name == c.name or o.size_m is None:
+            continue
+        top = o.position_m[2] + o.size_m[2] / 2
+        reach = max(o.size_m[0], o.size_m[1], c.size_m[0], c.size_m[1]) / 2
+        if abs(bottom - top) <= RESTING_GAP_M and math.dist(o.position_m[:2], c.position_m[:2]) <= reach:
+            return True
+    return False
+
+
+def cube_shaped(c: Candidate, own_frame: bool = True) -> bool:
+    """Whether ``c``'s sides are alike: a block, a die; not a sponge, a marker, a cup or an upright figure."""
+    if c.size_m is None or min(c.size_m) <= 0:
+        return False
+    return max(c.size_m) / min(c.size_m) <= (CUBE_RATIO_MAX if own_frame else CUBE_RATIO_MAX_AXIS)
+
+
+def _spread(group: Sequence[Candidate]) -> float:
+    """How unlike in size the members are: log of the largest over the smallest edge (cube root of volume)."""
+    edges = [max(c.volume_m3, 1e-12) ** (1 / 3) for c in group]
+    return math.log(max(edges) / min(edges))
+
+
+def _describe(cands: Sequence[Candidate]) -> str:
+    return ", ".join(f"{c.name} ({c.volume_m3 ** (1 / 3) * 100:.1f} cm)" for c in cands)
+
+
+def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence[Candidate]) -> list[Candidate]:
+    """The objects a size word ranks: those of ``pool`` resting on something; with ``ref.among`` = n, the n
+    cube-shaped ones most alike in size. Raises ResolutionError when the n cannot be told."""
+    group = [c for c in pool if resting(c, everything)]
+    n = ref.among
+    if n is None or len(group) <= n:
+        return group
+    own = [c for c in group if cube_shaped(c)]
+    axis = [c for c in group if cube_shaped(c, own_frame=False)]
+    cubes = own if len(own) >= n else axis
+    if len(cubes) < n:
+        raise ResolutionError(
+            f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but only "
+            f"{len(cubes)} cube-shaped ones are seen ({_describe(cubes) or 'none'}) among {_describe(group)}")
+    if len(cubes) == n:
+        return cubes
+    ranked = sorted(combinations(cubes, n), key=_spread)
+    best, second = ranked[0], ranked[1]
+    if _spread(second) - _spread(best) < ALIKE_MARGIN:
+        raise ResolutionError(
+            f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s and "
+            f"{len(cubes)} cube-shaped ones are seen, with no {n} clearly alike: {_describe(cubes)}")
+    return list(best)
