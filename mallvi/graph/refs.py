@@ -46,8 +46,10 @@ class Candidate:
     color: str | None
     volume_m3: float
     position_m: tuple[float, float, float]
-    #: size in the object's own frame when known, else its axis-aligned extent; None: unknown (never ranked out)
+    #: axis-aligned extent; None: unknown (then never left out of a ranking)
     size_m: tuple[float, float, float] | None = None
+    #: size in the object's own frame (footprint rectangle x height), when known
+    box_m: tuple[float, float, float] | None = None
 
 
 def candidates_of(objects: list[SceneObject]) -> list[Candidate]:
@@ -56,7 +58,7 @@ def candidates_of(objects: list[SceneObject]) -> list[Candidate]:
     out = []
     for o in objects:
         size = o.box_m or o.size_m
-        out.append(Candidate(o.id, o.label, o.color, size[0] * size[1] * size[2], o.position_m, size))
+        out.append(Candidate(o.id, o.label, o.color, size[0] * size[1] * size[2], o.position_m, o.size_m, o.box_m))
     return out
 
 
@@ -121,8 +123,9 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
 
 
 RESTING_GAP_M = 0.03  # a bottom this far above the table and above every object below is not resting on anything
-CUBE_RATIO_MAX = 1.35  # longest over shortest side of a cube-shaped object (own-frame size)
-CUBE_RATIO_MAX_AXIS = 1.6  # the same for an axis-aligned extent, which grows by up to 1.41 with yaw
+CUBE_RATIO_MAX = 1.12  # longest over shortest side, own frame: blocks read 1.01-1.06, dice up to 1.10, cups 1.17-1.3
+CUBE_FOOTPRINT_MIN = 0.83  # axis-aligned extent only: the narrower over the wider side of the footprint
+CUBE_HEIGHT_RANGE = (0.6, 1.2)  # ... and height over the wider side (a cube turned 45 degrees: 0.71)
 ALIKE_MARGIN = 0.15  # log size spread by which the most alike group must beat the next one
 
 
@@ -148,11 +151,15 @@ def resting(c: Candidate, everything: Sequence[Candidate]) -> bool:
     return False
 
 
-def cube_shaped(c: Candidate, own_frame: bool = True) -> bool:
+def cube_shaped(c: Candidate) -> bool:
     """Whether ``c``'s sides are alike: a block, a die; not a sponge, a marker, a cup or an upright figure."""
+    if c.box_m is not None:
+        return min(c.box_m) > 0 and max(c.box_m) / min(c.box_m) <= CUBE_RATIO_MAX
     if c.size_m is None or min(c.size_m) <= 0:
         return False
-    return max(c.size_m) / min(c.size_m) <= (CUBE_RATIO_MAX if own_frame else CUBE_RATIO_MAX_AXIS)
+    wide = max(c.size_m[:2])
+    return (min(c.size_m[:2]) / wide >= CUBE_FOOTPRINT_MIN
+            and CUBE_HEIGHT_RANGE[0] <= c.size_m[2] / wide <= CUBE_HEIGHT_RANGE[1])
 
 
 def _spread(group: Sequence[Candidate]) -> float:
@@ -172,9 +179,7 @@ def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence
     n = ref.among
     if n is None or len(group) <= n:
         return group
-    own = [c for c in group if cube_shaped(c)]
-    axis = [c for c in group if cube_shaped(c, own_frame=False)]
-    cubes = own if len(own) >= n else axis
+    cubes = [c for c in group if cube_shaped(c)]
     if len(cubes) < n:
         raise ResolutionError(
             f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but only "

@@ -54,6 +54,17 @@ def test_instruction_count_picks_the_blocks_among_dice_and_sponges() -> None:
     assert ranks(blocks() + distractors, among=None)[2] == "red_block_2"
 
 
+def test_cups_and_arm_parts_are_not_among_the_blocks() -> None:
+    others = [
+        # a cup labelled "block" (4.7 cm wide, 6.1 cm tall), one half hidden, a box 24 cm across at the table's
+        # left end where a small coloured patch was seen against an arm
+        obj("orange_block", "orange", 0.4, 0.13, (0.047, 0.047, 0.061)),
+        obj("yellow_block", "yellow", -0.33, 0.17, (0.048, 0.048, 0.056)),
+        obj("cyan_block", "cyan", -0.51, -0.1, (0.241, 0.241, 0.212)),
+    ]
+    assert ranks(blocks() + others) == ("red_block", "green_block", "blue_block")
+
+
 def test_own_frame_size_ranks_a_turned_block_by_its_real_volume() -> None:
     turned = [obj("green_block", "green", 0.0, 0.0, (0.054, 0.054, 0.054), extent=(0.076, 0.076, 0.054)),
               obj("red_block", "red", 0.2, 0.0, (0.06, 0.06, 0.06)),
@@ -93,6 +104,14 @@ def test_binding_refuses_with_the_reason() -> None:
     dice = [*blocks(), obj("white_block", "white", 0.3, 0.2, (0.02, 0.02, 0.02))]
     assert bind_plan(plan, SceneMemory(objects=dice)) == {
         "largest_block": "red_block", "medium_block": "green_block", "smallest_block": "blue_block"}
+
+
+def test_slots_stay_put_when_a_member_is_not_found() -> None:
+    from mallvi.graph.backends.rules.thinker import slot_targets
+
+    scene = SceneMemory(objects=blocks())
+    three = slot_targets(["red_block", "green_block", "blue_block"], scene)
+    assert slot_targets(["red_block"], scene, 3) == three
 
 
 def test_grammar_carries_the_stated_count() -> None:
