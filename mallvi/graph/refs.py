@@ -5,8 +5,9 @@ Size words ("the largest block") rank a group. Only objects resting on something
 more than ``RESTING_GAP_M`` above the lowest object's bottom (the table) and above every object beneath it is a
 detection of something else (a part of an arm). When the instruction gives the group's size (``ObjectRef.among``,
 "there are three blocks"), the group is that many cube-shaped objects, the ones most alike in size when there are
-more (dice among blocks); when no such group stands out, or fewer cube-shaped objects than that are seen, the
-reference is refused as ambiguous rather than guessed.
+more (dice among blocks); when no such group stands out, when fewer cube-shaped objects than that are seen, or
+when one member is less than half the size of the next (a die standing in for a block not seen), the reference is
+refused as ambiguous rather than guessed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from mallvi.graph.schemas import ObjectRef, Plan, SceneObject, Subtask
 
@@ -127,6 +128,7 @@ CUBE_RATIO_MAX = 1.12  # longest over shortest side, own frame: blocks read 1.01
 CUBE_FOOTPRINT_MIN = 0.83  # axis-aligned extent only: the narrower over the wider side of the footprint
 CUBE_HEIGHT_RANGE = (0.6, 1.2)  # ... and height over the wider side (a cube turned 45 degrees: 0.71)
 ALIKE_MARGIN = 0.15  # log size spread by which the most alike group must beat the next one
+ALIKE_STEP_MAX = 2.0  # in a group of alike objects, each edge is at most this many times the next smaller one
 
 
 def _bottom(c: Candidate) -> float:
@@ -168,6 +170,12 @@ def _spread(group: Sequence[Candidate]) -> float:
     return math.log(max(edges) / min(edges))
 
 
+def _steps_alike(group: Sequence[Candidate]) -> bool:
+    """Whether, sorted by size, each member's edge is within ``ALIKE_STEP_MAX`` of the next smaller one's."""
+    edges = sorted(max(c.volume_m3, 1e-12) ** (1 / 3) for c in group)
+    return all(b <= ALIKE_STEP_MAX * a for a, b in pairwise(edges))
+
+
 def _describe(cands: Sequence[Candidate]) -> str:
     return ", ".join(f"{c.name} ({c.volume_m3 ** (1 / 3) * 100:.1f} cm)" for c in cands)
 
@@ -177,19 +185,28 @@ def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence
     cube-shaped ones most alike in size. Raises ResolutionError when the n cannot be told."""
     group = [c for c in pool if resting(c, everything)]
     n = ref.among
-    if n is None or len(group) <= n:
+    if n is None or len(group) < n:
         return group
+    if len(group) == n:
+        return _alike(ref, group, n, group)
     cubes = [c for c in group if cube_shaped(c)]
     if len(cubes) < n:
         raise ResolutionError(
             f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but only "
             f"{len(cubes)} cube-shaped ones are seen ({_describe(cubes) or 'none'}) among {_describe(group)}")
-    if len(cubes) == n:
-        return cubes
     ranked = sorted(combinations(cubes, n), key=_spread)
-    best, second = ranked[0], ranked[1]
-    if _spread(second) - _spread(best) < ALIKE_MARGIN:
+    best = ranked[0]
+    if len(ranked) > 1 and _spread(ranked[1]) - _spread(best) < ALIKE_MARGIN:
         raise ResolutionError(
             f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s and "
             f"{len(cubes)} cube-shaped ones are seen, with no {n} clearly alike: {_describe(cubes)}")
-    return list(best)
+    return _alike(ref, list(best), n, cubes)
+
+
+def _alike(ref: ObjectRef, group: list[Candidate], n: int, seen: Sequence[Candidate]) -> list[Candidate]:
+    """``group`` when its sizes are alike; else ResolutionError (a die standing in for a block not seen)."""
+    if not _steps_alike(group):
+        raise ResolutionError(
+            f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but no {n} "
+            f"cube-shaped ones of alike sizes are seen: {_describe(seen)}")
+    return group

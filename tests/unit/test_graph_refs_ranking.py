@@ -96,6 +96,13 @@ def test_no_clear_group_is_refused_not_guessed() -> None:
         ranks(seen)
 
 
+def test_a_die_does_not_stand_in_for_a_block_not_seen() -> None:
+    # the smallest block hidden (under an arm, out of view): a die would be the third cube-shaped object
+    seen = [*blocks()[:2], obj("orange_block", "orange", 0.15, 0.27, (0.02, 0.02, 0.02))]
+    with pytest.raises(ResolutionError, match="no 3 cube-shaped ones of alike sizes"):
+        ranks(seen)
+
+
 def test_binding_refuses_with_the_reason() -> None:
     plan = parse_instruction(RANKING)
     scene = SceneMemory(objects=[*blocks(), obj("yellow_block", "yellow", 0.3, 0.2, (0.045, 0.045, 0.045))])
