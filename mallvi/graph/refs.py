@@ -5,9 +5,9 @@ Size words ("the largest block") rank a group. Only objects resting on something
 more than ``RESTING_GAP_M`` above the lowest object's bottom (the table) and above every object beneath it is a
 detection of something else (a part of an arm). When the instruction gives the group's size (``ObjectRef.among``,
 "there are three blocks"), the group is that many cube-shaped objects, the ones most alike in size when there are
-more (dice among blocks); when no such group stands out, when fewer cube-shaped objects than that are seen, or
-when one member is less than half the size of the next (a die standing in for a block not seen), the reference is
-refused as ambiguous rather than guessed.
+more (dice among blocks), whatever shape word perception gave them; when fewer than n are seen, when no such group
+stands out, or when one member is less than half the size of the next (a die standing in for a block not seen),
+the reference is refused rather than guessed.
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
     ``allow_color_only`` accepts the one candidate of the right colour when none has the right label.
     """
     pool = [c for c in candidates if c.name not in exclude and _label_matches(ref.label, c.label)]
+    if ref.size and ref.among and not ref.color:
+        # a ranked group is judged by its 3D shape: a small cube seen at an angle may get another shape word
+        pool += [c for c in candidates if c.name not in exclude and c not in pool and cube_shaped(c)]
     if ref.color:
         pool = [c for c in pool if (c.color or "").lower() == ref.color.lower()]
         if not pool and allow_color_only:
@@ -185,8 +188,12 @@ def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence
     cube-shaped ones most alike in size. Raises ResolutionError when the n cannot be told."""
     group = [c for c in pool if resting(c, everything)]
     n = ref.among
-    if n is None or len(group) < n:
+    if n is None:
         return group
+    if len(group) < n:
+        raise ResolutionError(
+            f"{ref.phrase!r} cannot be told: the instruction speaks of {n} {ref.label or 'object'}s, but only "
+            f"{len(group)} are seen ({_describe(group) or 'none'})")
     if len(group) == n:
         return _alike(ref, group, n, group)
     cubes = [c for c in group if cube_shaped(c)]

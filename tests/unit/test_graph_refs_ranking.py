@@ -103,6 +103,16 @@ def test_a_die_does_not_stand_in_for_a_block_not_seen() -> None:
         ranks(seen)
 
 
+def test_a_block_read_as_round_keeps_its_rank_and_two_of_three_rank_nothing() -> None:
+    # the smallest block, put down at an angle, read "round" by perception: still one of the three
+    three = blocks()
+    three[2] = three[2].model_copy(update={"id": "blue_round", "label": "round"})
+    assert ranks(three) == ("red_block", "green_block", "blue_round")
+    # only two of the three seen: which one is the smallest cannot be told
+    with pytest.raises(ResolutionError, match="speaks of 3 blocks, but only 2 are seen"):
+        ranks(blocks()[:2])
+
+
 def test_binding_refuses_with_the_reason() -> None:
     plan = parse_instruction(RANKING)
     scene = SceneMemory(objects=[*blocks(), obj("yellow_block", "yellow", 0.3, 0.2, (0.045, 0.045, 0.045))])
