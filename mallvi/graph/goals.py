@@ -154,7 +154,9 @@ def truth_boxes(refs: Mapping[str, ObjectRef], world: WorldModel) -> tuple[dict[
 
     infos = [world.get_object(n) for n in world.object_names()]
     cands = [
-        Candidate(i.name, i.label, i.color, i.size_m[0] * i.size_m[1] * i.size_m[2], centre_of(i)) for i in infos
+        Candidate(i.name, i.label, i.color, i.size_m[0] * i.size_m[1] * i.size_m[2], centre_of(i), i.size_m,
+                  box_m=i.size_m)
+        for i in infos
     ]
     by_name = {i.name: i for i in infos}
     boxes: dict[str, Box] = {}

@@ -36,7 +36,7 @@ class PipelinePort:
         graph = self.perception.describe(obs)
         objects = [
             SceneObject(id=o.id, label=o.label, color=o.color, position_m=o.position_world, size_m=o.extent_m,
-                        score=o.score, source="describe")
+                        score=o.score, source="describe", box_m=o.size_m)
             for o in graph.objects
         ]
         self.perceived = {o.id: o for o in graph.objects}
@@ -70,7 +70,8 @@ class PipelinePort:
             return None
         q = parse_query(d.label)
         obj = SceneObject(id=det.query.replace(" ", "_"), label=q.label or "object", color=d.color,
-                          position_m=loc.position_world, size_m=loc.extent_m, score=loc.score, source=d.source)
+                          position_m=loc.position_world, size_m=loc.extent_m, score=loc.score, source=d.source,
+                          box_m=loc.size_m if all(v > 0 for v in loc.size_m) else None)
         same = [k for k, o in self.perceived.items() if o.color == obj.color and o.label == obj.label]
         key = same[0] if len(same) == 1 else obj.id
         self.perceived[key] = _perceived(key, obj, loc)

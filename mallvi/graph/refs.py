@@ -1,10 +1,21 @@
 """An instruction's object references: collecting them from a plan and resolving them against a list of objects
-(perceived or simulator truth)."""
+(perceived or simulator truth).
+
+Size words ("the largest block") rank a group. Only objects resting on something are ranked: one whose bottom is
+more than ``RESTING_GAP_M`` above the lowest object's bottom (the table) and above every object beneath it is a
+detection of something else (a part of an arm). When the instruction gives the group's size (``ObjectRef.among``,
+"there are three blocks"), the group is that many cube-shaped objects, the ones most alike in size when there are
+more (dice among blocks), whatever shape word perception gave them; when fewer than n are seen, when no such group
+stands out, or when one member is less than half the size of the next (a die standing in for a block not seen),
+the reference is refused rather than guessed.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations, pairwise
 
 from mallvi.graph.schemas import ObjectRef, Plan, SceneObject, Subtask
 
@@ -36,11 +47,20 @@ class Candidate:
     color: str | None
     volume_m3: float
     position_m: tuple[float, float, float]
+    #: axis-aligned extent; None: unknown (then never left out of a ranking)
+    size_m: tuple[float, float, float] | None = None
+    #: size in the object's own frame (footprint rectangle x height), when known
+    box_m: tuple[float, float, float] | None = None
 
 
 def candidates_of(objects: list[SceneObject]) -> list[Candidate]:
-    """Scene objects as resolution candidates."""
-    return [Candidate(o.id, o.label, o.color, o.size_m[0] * o.size_m[1] * o.size_m[2], o.position_m) for o in objects]
+    """Scene objects as resolution candidates; the volume from the object's own-frame size when perception knows
+    it (an axis-aligned extent grows with yaw: up to twice the volume at 45 degrees)."""
+    out = []
+    for o in objects:
+        size = o.box_m or o.size_m
+        out.append(Candidate(o.id, o.label, o.color, size[0] * size[1] * size[2], o.position_m, o.size_m, o.box_m))
+    return out
 
 
 def refs_of(subtask: Subtask) -> list[ObjectRef]:
@@ -78,12 +98,17 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
     ``allow_color_only`` accepts the one candidate of the right colour when none has the right label.
     """
     pool = [c for c in candidates if c.name not in exclude and _label_matches(ref.label, c.label)]
+    if ref.size and ref.among and not ref.color:
+        # a ranked group is judged by its 3D shape: a small cube seen at an angle may get another shape word
+        pool += [c for c in candidates if c.name not in exclude and c not in pool and cube_shaped(c)]
     if ref.color:
         pool = [c for c in pool if (c.color or "").lower() == ref.color.lower()]
         if not pool and allow_color_only:
             # a detector that only knows colours and generic shapes may call a pad a "block": the colour decides
             pool = [c for c in candidates if c.name not in exclude and (c.color or "").lower() == ref.color.lower()]
             pool = pool if len(pool) == 1 else []
+    if ref.size and pool and not ref.color:
+        pool = ranked_group(ref, pool, candidates)
     if ref.size and pool:
         ordered = sorted(pool, key=lambda c: c.volume_m3)
         if ref.size in ("largest", "large"):
@@ -99,3 +124,96 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
         names = ", ".join(c.name for c in pool)
         raise ResolutionError(f"{ref.phrase!r} is ambiguous: it could be any of {names}")
     return pool[0]
+
+
+RESTING_GAP_M = 0.03  # a bottom this far above the table and above every object below is not resting on anything
+CUBE_RATIO_MAX = 1.12  # longest over shortest side, own frame: blocks read 1.01-1.06, dice up to 1.10, cups 1.17-1.3
+CUBE_FOOTPRINT_MIN = 0.83  # axis-aligned extent only: the narrower over the wider side of the footprint
+CUBE_HEIGHT_RANGE = (0.6, 1.2)  # ... and height over the wider side (a cube turned 45 degrees: 0.71)
+ALIKE_MARGIN = 0.15  # log size spread by which the most alike group must beat the next one
+ALIKE_STEP_MAX = 2.0  # in a group of alike objects, each edge is at most this many times the next smaller one
+
+
+def _bottom(c: Candidate) -> float:
+    return c.position_m[2] - (c.size_m[2] / 2 if c.size_m else 0.0)
+
+
+def resting(c: Candidate, everything: Sequence[Candidate]) -> bool:
+    """Whether ``c`` rests on the table (the lowest bottom among ``everything``) or on another object."""
+    sized = [o for o in everything if o.size_m is not None]
+    if c.size_m is None or not sized:
+        return True
+    bottom = _bottom(c)
+    if bottom - min(_bottom(o) for o in sized) <= RESTING_GAP_M:
+        return True
+    for o in sized:
+        if o.name == c.name or o.size_m is None:
+            continue
+        top = o.position_m[2] + o.size_m[2] / 2
+        reach = max(o.size_m[0], o.size_m[1], c.size_m[0], c.size_m[1]) / 2
+        if abs(bottom - top) <= RESTING_GAP_M and math.dist(o.position_m[:2], c.position_m[:2]) <= reach:
+            return True
+    return False
+
+
+def cube_shaped(c: Candidate) -> bool:
+    """Whether ``c``'s sides are alike: a block, a die; not a sponge, a marker, a cup or an upright figure."""
+    if c.box_m is not None:
+        return min(c.box_m) > 0 and max(c.box_m) / min(c.box_m) <= CUBE_RATIO_MAX
+    if c.size_m is None or min(c.size_m) <= 0:
+        return False
+    wide = max(c.size_m[:2])
+    return (min(c.size_m[:2]) / wide >= CUBE_FOOTPRINT_MIN
+            and CUBE_HEIGHT_RANGE[0] <= c.size_m[2] / wide <= CUBE_HEIGHT_RANGE[1])
+
+
+def _spread(group: Sequence[Candidate]) -> float:
+    """How unlike in size the members are: log of the largest over the smallest edge (cube root of volume)."""
+    edges = [max(c.volume_m3, 1e-12) ** (1 / 3) for c in group]
+    return math.log(max(edges) / min(edges))
+
+
+def _steps_alike(group: Sequence[Candidate]) -> bool:
+    """Whether, sorted by size, each member's edge is within ``ALIKE_STEP_MAX`` of the next smaller one's."""
+    edges = sorted(max(c.volume_m3, 1e-12) ** (1 / 3) for c in group)
+    return all(b <= ALIKE_STEP_MAX * a for a, b in pairwise(edges))
+
+
+def _describe(cands: Sequence[Candidate]) -> str:
+    return ", ".join(f"{c.name} ({c.volume_m3 ** (1 / 3) * 100:.1f} cm)" for c in cands)
+
+
+def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence[Candidate]) -> list[Candidate]:
+    """The objects a size word ranks: those of ``pool`` resting on something; with ``ref.among`` = n, the n
+    cube-shaped ones most alike in size. Raises ResolutionError when the n cannot be told."""
+    group = [c for c in pool if resting(c, everything)]
+    n = ref.among
+    if n is None:
+        return group
+    if len(group) < n:
+        raise ResolutionError(
+            f"{ref.phrase!r} cannot be told: the instruction speaks of {n} {ref.label or 'object'}s, but only "
+            f"{len(group)} are seen ({_describe(group) or 'none'})")
+    if len(group) == n:
+        return _alike(ref, group, n, group)
+    cubes = [c for c in group if cube_shaped(c)]
+    if len(cubes) < n:
+        raise ResolutionError(
+            f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but only "
+            f"{len(cubes)} cube-shaped ones are seen ({_describe(cubes) or 'none'}) among {_describe(group)}")
+    ranked = sorted(combinations(cubes, n), key=_spread)
+    best = ranked[0]
+    if len(ranked) > 1 and _spread(ranked[1]) - _spread(best) < ALIKE_MARGIN:
+        raise ResolutionError(
+            f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s and "
+            f"{len(cubes)} cube-shaped ones are seen, with no {n} clearly alike: {_describe(cubes)}")
+    return _alike(ref, list(best), n, cubes)
+
+
+def _alike(ref: ObjectRef, group: list[Candidate], n: int, seen: Sequence[Candidate]) -> list[Candidate]:
+    """``group`` when its sizes are alike; else ResolutionError (a die standing in for a block not seen)."""
+    if not _steps_alike(group):
+        raise ResolutionError(
+            f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but no {n} "
+            f"cube-shaped ones of alike sizes are seen: {_describe(seen)}")
+    return group

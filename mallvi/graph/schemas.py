@@ -33,6 +33,8 @@ class ObjectRef(_Model):
     color: str | None = None
     label: str | None = None
     size: SizeWord | None = None
+    among: int | None = Field(default=None, ge=1, description="a size word ranks this many objects (the "
+                              "instruction's count: 'three blocks'); null: every object that matches")
 
     def key(self) -> str:
         """A stable id for the reference: "red_block", "largest_block", "bowl"."""
@@ -99,6 +101,8 @@ class SceneObject(_Model):
     size_m: tuple[float, float, float] = (0.04, 0.04, 0.04)
     score: float = 1.0
     source: str = ""
+    box_m: tuple[float, float, float] | None = Field(default=None, description="size in the object's own frame "
+                                                     "(footprint rectangle x height), when perception knows it")
 
 
 class SceneMemory(_Model):

@@ -44,6 +44,7 @@ from mallvi.graph.backends.rules.vocab import (
     noun_phrases,
     one_ref,
 )
+from mallvi.graph.refs import refs_of
 from mallvi.graph.schemas import Action, ArmHint, ObjectRef, PlaceRelation, Plan, Predicate, SizeWord, Subtask
 
 _ARM_RE = re.compile(
@@ -307,6 +308,38 @@ def _ordered(kind: str, refs: list[ObjectRef], text: str, arm: ArmHint | None) -
     return slot_subtasks(text, refs, arm)
 
 
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_COUNT_RE = re.compile(r"\b(" + "|".join(_NUMBERS) + r"|\d+) (?:[a-z]+ )?(?:blocks|cubes|boxes|bricks)\b")
+
+
+def stated_count(instruction: str) -> int | None:
+    """How many blocks the instruction says there are ("there are three blocks on the table"), or None."""
+    counts = {int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
+              for m in _COUNT_RE.finditer(instruction.lower())}
+    return counts.pop() if len(counts) == 1 else None
+
+
+def _rank_among(subtasks: list[Subtask], instruction: str) -> list[Subtask]:
+    """Size words (without a colour) rank among the instruction's stated number of blocks; "medium" with no number
+    stated ranks among three."""
+    sized = {r.key(): r for s in subtasks for r in refs_of(s) if r.size and not r.color}
+    if not sized:
+        return subtasks
+    n = stated_count(instruction)
+    if n is None and any(r.size == "medium" for r in sized.values()):
+        n = 3
+    if n is None:
+        return subtasks
+    if n < len(sized):
+        raise RefusalError(f"the instruction speaks of {n} blocks but ranks {len(sized)} by size ({instruction!r})")
+
+    def among(r: ObjectRef) -> ObjectRef:
+        return r.model_copy(update={"among": n}) if r.size and not r.color else r
+
+    return [s.model_copy(update={"obj": among(s.obj), "target": among(s.target) if s.target else None,
+                                 "group": [among(r) for r in s.group]}) for s in subtasks]
+
+
 def parse_instruction(instruction: str) -> Plan:
     """Turn an instruction into a plan; raises RefusalError with a readable reason when it cannot."""
     text = normalise(instruction)
@@ -334,7 +367,8 @@ def parse_instruction(instruction: str) -> Plan:
             raise RefusalError(f"the {hint} arm is named for {ref.phrase.strip()!r}, which the instruction does not "
                                f"move ({instruction!r})")
         subtasks = [s.model_copy(update={"arm_hint": hint}) if named(s) else s for s in subtasks]
-    subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(supports_first(subtasks))]
+    subtasks = [s.model_copy(update={"index": i}) for i, s in enumerate(supports_first(_rank_among(subtasks,
+                                                                                                 instruction)))]
     goal = final_goal(subtasks)
     goal += [p for p in extra_goal if p not in goal]  # "in front of A and behind B": both hold at the end
     check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])

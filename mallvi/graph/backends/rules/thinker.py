@@ -145,13 +145,14 @@ def other(arm: str) -> str:
     return "right" if arm == "left" else "left"
 
 
-def slot_targets(group_ids: list[str], scene: SceneMemory) -> list[tuple[float, float]]:
-    """Evenly spaced slots, centred at x = 0, on the first row free of objects outside the arrangement.
+def slot_targets(group_ids: list[str], scene: SceneMemory, n: int | None = None) -> list[tuple[float, float]]:
+    """``n`` (default: one per id) evenly spaced slots, centred at x = 0, on the first row free of objects outside
+    the arrangement.
 
     The row is chosen on the first scan (``scene.initial`` when there is one), so re-scans after a dropped or
     misplaced object do not move the slots of the objects already arranged.
     """
-    n = len(group_ids)
+    n = len(group_ids) if n is None else n
     xs = [(i - (n - 1) / 2) * SLOT_PITCH_M for i in range(n)]
     seen = scene.initial or scene.objects
     others = [o for o in seen if o.id not in group_ids]
@@ -339,7 +340,7 @@ class RulesThinker:
         if rel == "slot":
             group = [_find(localized, r) for r in subtask.group]
             ids = [g.id for g in group if g is not None]
-            slots = slot_targets(ids, scene)
+            slots = slot_targets(ids, scene, len(subtask.group))  # a member not found now keeps its slot
             x, y = slots[subtask.slot or 0]
             return (x, y, table_z)
         if rel == "at":
