@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
 HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up first when it has to
 NEAR_OBJECT_M = 0.03  # an object this close to the grasp centre is between or beside the fingers
+CAME_AWAY_M = 0.03  # a released object this much higher after the retreat went up with the gripper
 
 
 class SimSkills:
@@ -210,10 +211,16 @@ class SimSkills:
             return why.result(f"cannot lower {actor} onto the target: ")
         if is_open:
             p.holder.release(side)
+            released_z = float(p.objects[actor].entity.get_pose().p[2])
             p.arms[side].set_gripper(1.0)
             why = self.motion.move(side, pre, "straight_then_free")
             if why is not None:
                 return why.result(f"placed {actor} but could not retreat: ")
+            rose_m = float(p.objects[actor].entity.get_pose().p[2]) - released_z
+            if rose_m > CAME_AWAY_M:  # still caught between or on the fingers: not placed, whatever the motions did
+                return SkillResult.failure(
+                    f"released {actor} but it came away with the {side} gripper ({rose_m * 100:.0f} cm up)",
+                    FailureKind.EXECUTION)
             p.faults.placed(actor, fault)
         return SkillResult.success(object=actor)
 

@@ -129,3 +129,22 @@ def test_fingers_closed_on_one_object_are_off_target_for_another(world: SimWorld
     name, why = world.holder.try_hold("right", expected="red_block")
     assert name is None and why is not None and why.kind == FailureKind.GRASP_OFF_TARGET
     assert world.skills.open_gripper("right").ok and world.skills.back_to_origin("right").ok
+
+
+def test_a_place_whose_object_comes_away_with_the_gripper_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    with SimWorld.create(TWO_CUBES, seed=3, render=False) as w:
+        w.settle()
+        assert w.skills.grasp_actor("red_block", "left").ok
+        start = w.objects["red_block"].entity.get_pose().p.copy()
+        monkeypatch.setattr(w.arms["left"], "set_gripper", lambda *a, **k: None)  # fingers that never open
+        r = w.skills.place_actor("red_block", "left", [float(start[0]) + 0.05, float(start[1]), float(w.table_top_z)])
+        assert not r.ok and r.kind == FailureKind.EXECUTION and "came away with the left gripper" in r.message
+        assert w.objects["red_block"].entity.get_pose().p[2] > start[2]  # it really hangs in the fingers
+        monkeypatch.undo()
+        assert w.skills.open_gripper("left").ok
+        w.settle()
+        r = w.skills.grasp_actor("red_block", "left")
+        assert r.ok, r.message
+        here = w.objects["red_block"].entity.get_pose().p
+        ok = w.skills.place_actor("red_block", "left", [float(here[0]) + 0.05, float(here[1]), float(w.table_top_z)])
+        assert ok.ok, ok.message  # a place that lets go still succeeds
