@@ -1,0 +1,286 @@
+"""handover_block's expert: privileged reach checks choose where the left arm holds the block up for the right arm.
+
+The left arm grasps the tall block top-down and holds it up; the right arm takes it by one of its side grasps
+(cp4..cp11) and puts it on the pad. Whether the right arm reaches a side grasp, and whether the pad is reachable
+with the grasp it got, depends on where and turned how the block is held up; the script checks both with the
+arms' IK (the same grasp frames and poses the skills use) before it moves. When no point passes, the block goes
+via the table; when the right arm cannot put it on the pad from the grasp it has, it sets the block down in its
+own half and takes it top-down.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mallvi.bench.agents.expert_ctx import ExpertContext, up
+from mallvi.bench.tasks.base import point
+from mallvi.contracts.geometry import ArmSide, Pose
+
+BLOCK, PAD = "red_block", "blue_pad"
+SCREEN_IK_RESTARTS = 12  # as the grasp skill screens its candidates
+TAKE_PRE_GRASP_M = 0.08  # the right arm's pre-grasp distance at the handover
+PAD_PRE_M, PAD_DIS_M = 0.1, 0.02  # place_actor's defaults, used for the pad
+SIDE_CPS = (4, 5, 6, 7, 8, 9, 10, 11)
+TOP_CPS = (0, 1, 2, 3)
+#: handover points (x, y, height of the block's bottom over the table), in the order tried
+HANDOVER_POINTS_M: tuple[tuple[float, float, float], ...] = (
+    (0.0, -0.05, 0.08), (0.0, -0.05, 0.12), (0.05, -0.05, 0.08), (0.05, -0.05, 0.12), (0.0, -0.10, 0.08),
+    (0.05, -0.10, 0.10), (-0.05, -0.05, 0.10), (0.0, 0.0, 0.10), (0.0, -0.05, 0.04), (0.0, -0.05, 0.16),
+    (0.08, -0.08, 0.10), (-0.05, -0.10, 0.06),
+)
+TURNS_DEG = (0, 90, -90, 180)
+#: where the left arm may set the block down for the right arm (x, y), and the pre-place distances tried
+TABLE_SPOTS_M = ((0.0, -0.05), (0.0, -0.10), (0.05, -0.08), (-0.05, -0.08), (0.0, 0.0), (-0.08, -0.12))
+TABLE_PRE_DIS_M = (0.1, 0.05, 0.02)
+#: where the right arm sets the block down in its own half to take it again top-down (x, y)
+REGRASP_SPOTS_M = ((0.12, -0.10), (0.08, -0.05), (0.18, -0.08), (0.05, -0.12), (0.15, -0.14))
+
+
+@dataclass(frozen=True)
+class Handover:
+    """A checked handover: the block's bottom centre and yaw, and the right arm's contact point."""
+
+    target: list[float]
+    cp: int
+
+
+def _rz(yaw: float) -> NDArray[np.float64]:
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+class _Reach:
+    """The privileged handles: the block's pose and grasp frames, the arms' planners and the safety guard."""
+
+    def __init__(self, c: ExpertContext) -> None:
+        from mallvi.sim_bridge.grasp_frames import grasp_frames
+
+        w: Any = c.world
+        self.c = c
+        self.planners = w.planners
+        self.arms = w.arms
+        self.sync = w.skills.motion.sync_planner
+        self.guard = w.skills.parts.rig.guard
+        self.offset = float(w.skills.parts.rig.embodiment.tcp_offset_m)
+        self.info = w.skills.parts.truth.get_object(BLOCK)
+        self.grasp_frames = grasp_frames
+        self.T_obj = np.asarray(w.objects[BLOCK].pose.to_transformation_matrix())
+        self.fp = np.asarray(w.objects[BLOCK].point_world("fp0").p)
+
+    def block_at(self, target: Sequence[float], yaw: float) -> NDArray[np.float64]:
+        """The block's pose (4×4) with its bottom centre at ``target`` turned to ``yaw`` (as place_actor aligns)."""
+        T = self.T_obj
+        R_new = _rz(yaw - math.atan2(T[1, 0], T[0, 0])) @ T[:3, :3]
+        fp_in_obj = T[:3, :3].T @ (self.fp - T[:3, 3])
+        T_new = np.eye(4)
+        T_new[:3, :3] = R_new
+        T_new[:3, 3] = np.asarray(target, dtype=float) - R_new @ fp_in_obj
+        return T_new
+
+    def has_ik(self, arm: ArmSide, T: NDArray[np.float64]) -> bool:
+        pose = Pose.from_matrix(T)
+        if self.guard.check_pose(arm, pose) is not None:
+            return False
+        ok: bool = self.planners[arm].has_ik(pose, self.arms[arm].joint_positions_rad(), n_init=SCREEN_IK_RESTARTS)
+        return ok
+
+    def ik(self, arm: ArmSide, T: NDArray[np.float64], seed: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        pose = Pose.from_matrix(T)
+        if self.guard.check_pose(arm, pose) is not None:
+            return None
+        q, _ = self.planners[arm].ik(pose, seed, n_init=SCREEN_IK_RESTARTS)
+        return None if q is None else np.asarray(q, dtype=float)
+
+    def best_grasp(self, T_obj_new: NDArray[np.float64], cp: int) -> NDArray[np.float64] | None:
+        """The right arm's end-effector pose (4×4) at the grasp ``cp`` of the block at ``T_obj_new`` that the grasp
+        skill would try first (least joint travel among those with IK at grasp and pre-grasp), or None."""
+        frames = self.grasp_frames(self.info, cp)
+        if isinstance(frames, str):
+            return None
+        delta = T_obj_new @ np.linalg.inv(self.T_obj)
+        q_now = self.arms["right"].joint_positions_rad()
+        best: tuple[float, NDArray[np.float64]] | None = None
+        for _, frame in frames:
+            F = delta @ frame.as_matrix()
+            T_grasp, T_pre = F.copy(), F.copy()
+            T_grasp[:3, 3] = F[:3, 3] - self.offset * F[:3, 0]
+            T_pre[:3, 3] = F[:3, 3] - (self.offset + TAKE_PRE_GRASP_M) * F[:3, 0]
+            q_grasp = self.ik("right", T_grasp, q_now)
+            if q_grasp is None:
+                continue
+            q_pre = self.ik("right", T_pre, q_grasp)
+            if q_pre is None:
+                continue
+            travel = float(np.abs(q_pre - q_now).sum() + np.abs(q_grasp - q_pre).sum())
+            if best is None or travel < best[0]:
+                best = (travel, T_grasp)
+        return None if best is None else best[1]
+
+    def pad_reachable(self, T_obj_held: NDArray[np.float64], T_ee: NDArray[np.float64]) -> bool:
+        """Whether the right arm, holding the block at ``T_obj_held`` with its end-effector at ``T_ee``, has IK for
+        place_actor's pre-place and place poses on the pad at one of the four turns the expert tries."""
+        pad = up(point(self.c.world, PAD, "fp1"), 0.002)
+        T = T_obj_held
+        fp_in_obj = T[:3, :3].T @ (self.fp_now(T) - T[:3, 3])
+        ee_in_obj = np.linalg.inv(T) @ T_ee
+        for delta in (0.0, math.pi / 2, -math.pi / 2, math.pi):
+            T_new = np.eye(4)
+            T_new[:3, :3] = _rz(delta) @ T[:3, :3]
+            T_new[:3, 3] = np.asarray(pad) - T_new[:3, :3] @ fp_in_obj
+            T_ee_new = T_new @ ee_in_obj
+            ok = True
+            for back, with_objects in ((PAD_PRE_M, True), (PAD_DIS_M, False)):
+                self.sync("right", with_objects=with_objects)
+                T_b = T_ee_new.copy()
+                T_b[:3, 3] = T_ee_new[:3, 3] - back * T_ee_new[:3, 0]
+                if not self.has_ik("right", T_b):
+                    ok = False
+                    break
+            if ok:
+                return True
+        return False
+
+    def fp_now(self, T_obj_held: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The block's bottom centre (fp0) for the block at ``T_obj_held``."""
+        fp_in_obj = self.T_obj[:3, :3].T @ (self.fp - self.T_obj[:3, 3])
+        return np.asarray(T_obj_held[:3, :3] @ fp_in_obj + T_obj_held[:3, 3], dtype=float)
+
+
+def _handovers(c: ExpertContext) -> Iterator[Handover]:
+    """Handover points and turns at which the left arm has IK to hold the block, the right arm reaches a side grasp
+    and, with that grasp, the pad; best first."""
+    try:
+        r = _Reach(c)
+    except (AttributeError, KeyError):
+        return
+    z0 = c.world.table_top_z
+    T_ee_left = r.arms["left"].ee_pose().as_matrix()
+    for x, y, dz in HANDOVER_POINTS_M:
+        for deg in TURNS_DEG:
+            yaw = math.radians(deg)
+            target = [x, y, z0 + dz]
+            T_obj_new = r.block_at(target, yaw)
+            r.sync("left", with_objects=True)
+            q_left = r.ik("left", T_obj_new @ np.linalg.inv(r.T_obj) @ T_ee_left, r.arms["left"].joint_positions_rad())
+            if q_left is None:
+                continue
+            r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
+            r.planners["right"].set_other_arm(q_left)
+            for cp in SIDE_CPS:
+                T_grasp = r.best_grasp(T_obj_new, cp)
+                if T_grasp is None:
+                    continue
+                if r.pad_reachable(T_obj_new, T_grasp):
+                    yield Handover([*target, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)], cp)
+                    break
+                r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
+                r.planners["right"].set_other_arm(q_left)
+
+
+def _hand_over_in_the_air(c: ExpertContext) -> bool:
+    """The left arm holds the block at checked points until the right arm takes it; True once it holds it."""
+    tried = 0
+    for h in _handovers(c):
+        if tried >= 4:
+            break
+        tried += 1
+        if c.holder("left") != BLOCK:
+            return False
+        if not c.place(BLOCK, "left", h.target, is_open=False, pre_dis=0.0, dis=0.0, constrain="align"):
+            continue
+        if c.do("grasp_actor", actor=BLOCK, arm_tag="right", contact_point_id=h.cp,
+                pre_grasp_dis=TAKE_PRE_GRASP_M).ok:  # fmt: skip
+            return True
+        c.do("back_to_origin", arm_tag="right")
+    if tried:
+        return False
+    # nothing passed the checks: the former order (the checks may miss a grasp the skill finds)
+    z0 = c.world.table_top_z
+    for cps in ((4, 5, 6, 7, 8), (9, 10, 11)):
+        for deg in TURNS_DEG:
+            if c.holder("left") != BLOCK:
+                return False
+            yaw = math.radians(deg)
+            target = [0.0, -0.05, z0 + 0.08, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+            if not c.place(BLOCK, "left", target, is_open=False, pre_dis=0.0, dis=0.0, constrain="align"):
+                continue
+            if any(c.do("grasp_actor", actor=BLOCK, arm_tag="right", contact_point_id=cp,
+                        pre_grasp_dis=TAKE_PRE_GRASP_M).ok for cp in cps):  # fmt: skip
+                return True
+        c.do("back_to_origin", arm_tag="right")
+    return False
+
+
+def _via_table(c: ExpertContext) -> bool:
+    """The left arm sets the block down where the right arm may take it (lower approaches, other spots), goes
+    home, and the right arm grasps it; True once the right arm holds it."""
+    z0 = c.world.table_top_z
+    placed = False
+    for pre_dis in TABLE_PRE_DIS_M:
+        for x, y in TABLE_SPOTS_M:
+            if c.holder("left") != BLOCK:
+                break
+            if c.place(BLOCK, "left", [x, y, z0], pre_dis=pre_dis):
+                placed = True
+                break
+        if placed or c.holder("left") != BLOCK:
+            break
+    if c.holder("left") == BLOCK:
+        c.do("open_gripper", arm_tag="left")
+    c.do("back_to_origin", arm_tag="left")
+    return c.pick(BLOCK, arms=["right"]) is not None
+
+
+def _to_pad(c: ExpertContext) -> bool:
+    return c.place(BLOCK, "right", up(point(c.world, PAD, "fp1"), 0.002))
+
+
+def _regrasp_and_place(c: ExpertContext) -> None:
+    """The right arm sets the held block down in its half, takes it again top-down and puts it on the pad."""
+    z0 = c.world.table_top_z
+    if c.holder("right") == BLOCK:
+        for pre_dis in (0.1, 0.05):
+            if any(c.place(BLOCK, "right", [x, y, z0], pre_dis=pre_dis) for x, y in REGRASP_SPOTS_M):
+                break
+            if c.holder("right") != BLOCK:
+                break
+        if c.holder("right") == BLOCK:
+            c.do("open_gripper", arm_tag="right")
+    c.do("back_to_origin", arm_tag="right")
+    for cps in (TOP_CPS, None):
+        got = False
+        if cps is None:
+            got = c.pick(BLOCK, arms=["right"]) is not None
+        else:
+            for cp in cps:
+                if c.do("grasp_actor", actor=BLOCK, arm_tag="right", contact_point_id=cp).ok:
+                    got = True
+                    break
+        if got:
+            if _to_pad(c):
+                return
+            c.do("open_gripper", arm_tag="right")
+            c.do("back_to_origin", arm_tag="right")
+
+
+def handover_block(c: ExpertContext) -> None:
+    """The left arm holds the block up at a checked point and turn, the right arm takes it and puts it on the
+    pad; via the table when no point in the air works; a top-down regrasp in the right arm's half when the pad is
+    out of reach with the grasp the right arm has."""
+    if c.pick(BLOCK, arms=["left"]) is None:
+        return
+    if _hand_over_in_the_air(c):
+        c.do("open_gripper", arm_tag="left")
+        c.do("back_to_origin", arm_tag="left")
+    elif not _via_table(c):
+        return
+    if _to_pad(c):
+        c.do("back_to_origin", arm_tag="right")
+        return
+    _regrasp_and_place(c)
