@@ -25,7 +25,9 @@ from mallvi.contracts.geometry import ArmSide, Pose
 BLOCK, PAD = "red_block", "blue_pad"
 SCREEN_IK_RESTARTS = 12  # as the grasp skill screens its candidates
 TAKE_PRE_GRASP_M = 0.08  # the right arm's pre-grasp distance at the handover
-PAD_PRE_M, PAD_DIS_M = 0.1, 0.02  # place_actor's defaults, used for the pad
+PAD_PRE_M = 0.1  # place_actor's default pre-place distance, used for the pad and the regrasp spot
+REGRASP_PRE_GRASP_M = 0.1  # grasp_actor's default pre-grasp distance, for the top-down regrasp
+RISE_M = 0.08  # the right arm rises this far straight up after letting go of the block
 SIDE_CPS = (4, 5, 6, 7, 8, 9, 10, 11)
 TOP_CPS = (0, 1, 2, 3)
 #: handover points (x, y, height of the block's bottom over the table), in the order tried
@@ -39,7 +41,7 @@ TURNS_DEG = (0, 90, -90, 180)
 TABLE_SPOTS_M = ((0.0, -0.05), (0.0, -0.10), (0.05, -0.08), (-0.05, -0.08), (0.0, 0.0), (-0.08, -0.12))
 TABLE_PRE_DIS_M = (0.1, 0.05, 0.02)
 #: where the right arm sets the block down in its own half to take it again top-down (x, y)
-REGRASP_SPOTS_M = ((0.12, -0.10), (0.08, -0.05), (0.18, -0.08), (0.05, -0.12), (0.15, -0.14))
+REGRASP_SPOTS_M = ((0.15, -0.08), (0.20, -0.05), (0.12, -0.12), (0.22, -0.12), (0.08, -0.05), (0.18, -0.16))
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,9 @@ class _Reach:
         q, _ = self.planners[arm].ik(pose, seed, n_init=SCREEN_IK_RESTARTS)
         return None if q is None else np.asarray(q, dtype=float)
 
-    def best_grasp(self, T_obj_new: NDArray[np.float64], cp: int) -> NDArray[np.float64] | None:
+    def best_grasp(
+        self, T_obj_new: NDArray[np.float64], cp: int, pre_grasp_m: float = TAKE_PRE_GRASP_M
+    ) -> NDArray[np.float64] | None:
         """The right arm's end-effector pose (4×4) at the grasp ``cp`` of the block at ``T_obj_new`` that the grasp
         skill would try first (least joint travel among those with IK at grasp and pre-grasp), or None."""
         frames = self.grasp_frames(self.info, cp)
@@ -110,7 +114,7 @@ class _Reach:
             F = delta @ frame.as_matrix()
             T_grasp, T_pre = F.copy(), F.copy()
             T_grasp[:3, 3] = F[:3, 3] - self.offset * F[:3, 0]
-            T_pre[:3, 3] = F[:3, 3] - (self.offset + TAKE_PRE_GRASP_M) * F[:3, 0]
+            T_pre[:3, 3] = F[:3, 3] - (self.offset + pre_grasp_m) * F[:3, 0]
             q_grasp = self.ik("right", T_grasp, q_now)
             if q_grasp is None:
                 continue
@@ -124,18 +128,23 @@ class _Reach:
 
     def pad_reachable(self, T_obj_held: NDArray[np.float64], T_ee: NDArray[np.float64]) -> bool:
         """Whether the right arm, holding the block at ``T_obj_held`` with its end-effector at ``T_ee``, has IK for
-        place_actor's pre-place and place poses on the pad at one of the four turns the expert tries."""
-        pad = up(point(self.c.world, PAD, "fp1"), 0.002)
+        the pre-place and place poses on the pad at one of the four turns the expert tries."""
+        return self.reach_with_hold(T_obj_held, T_ee, up(point(self.c.world, PAD, "fp1"), 0.002))
+
+    def reach_with_hold(self, T_obj_held: NDArray[np.float64], T_ee: NDArray[np.float64], target: Sequence[float],
+                        turns: Sequence[float] = (0.0, math.pi / 2, -math.pi / 2, math.pi)) -> bool:
+        """Whether the right arm, holding the block at ``T_obj_held`` with its end-effector at ``T_ee``, has IK for
+        place_actor's pre-place and place poses (the block's bottom at ``target``) at one of ``turns`` (rad)."""
         T = T_obj_held
         fp_in_obj = T[:3, :3].T @ (self.fp_now(T) - T[:3, 3])
         ee_in_obj = np.linalg.inv(T) @ T_ee
-        for delta in (0.0, math.pi / 2, -math.pi / 2, math.pi):
+        for delta in turns:
             T_new = np.eye(4)
             T_new[:3, :3] = _rz(delta) @ T[:3, :3]
-            T_new[:3, 3] = np.asarray(pad) - T_new[:3, :3] @ fp_in_obj
+            T_new[:3, 3] = np.asarray(target, dtype=float) - T_new[:3, :3] @ fp_in_obj
             T_ee_new = T_new @ ee_in_obj
             ok = True
-            for back, with_objects in ((PAD_PRE_M, True), (PAD_DIS_M, False)):
+            for back, with_objects in ((PAD_PRE_M, True), (0.0, False)):
                 self.sync("right", with_objects=with_objects)
                 T_b = T_ee_new.copy()
                 T_b[:3, 3] = T_ee_new[:3, 3] - back * T_ee_new[:3, 0]
@@ -237,19 +246,59 @@ def _via_table(c: ExpertContext) -> bool:
     return c.pick(BLOCK, arms=["right"]) is not None
 
 
+def _set_down(c: ExpertContext, target: Sequence[float]) -> bool:
+    """The right arm lowers the held block onto ``target`` without letting go, opens and rises straight up (its
+    own release inside place_actor retreats along the tilted side approach, which can knock the tall block
+    over); True once it is let go there."""
+    if not c.place(BLOCK, "right", target, is_open=False, dis=0.0):
+        return False
+    c.do("open_gripper", arm_tag="right")
+    c.do("move_by_displacement", arm_tag="right", z=RISE_M)
+    return True
+
+
 def _to_pad(c: ExpertContext) -> bool:
-    return c.place(BLOCK, "right", up(point(c.world, PAD, "fp1"), 0.002))
+    return _set_down(c, up(point(c.world, PAD, "fp1"), 0.002))
+
+
+def _regrasp_spots(c: ExpertContext) -> Iterator[list[float]]:
+    """Spots and turns in the right arm's half where it can set the held block down, reach a top-down grasp of
+    it standing there and, with that grasp, the pad; best first."""
+    try:
+        r = _Reach(c)
+    except (AttributeError, KeyError):
+        return
+    z0 = c.world.table_top_z
+    T_ee = r.arms["right"].ee_pose().as_matrix()
+    yaw_now = math.atan2(r.T_obj[1, 0], r.T_obj[0, 0])
+    for x, y in REGRASP_SPOTS_M:
+        for deg in TURNS_DEG:
+            yaw = yaw_now + math.radians(deg)
+            T_spot = r.block_at([x, y, z0], yaw)
+            if not r.reach_with_hold(T_spot, T_spot @ np.linalg.inv(r.T_obj) @ T_ee, [x, y, z0], turns=(0.0,)):
+                continue
+            r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
+            for cp in TOP_CPS:
+                T_grasp = r.best_grasp(T_spot, cp, pre_grasp_m=REGRASP_PRE_GRASP_M)
+                if T_grasp is not None and r.pad_reachable(T_spot, T_grasp):
+                    yield [x, y, z0, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+                    break
+                r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
 
 
 def _regrasp_and_place(c: ExpertContext) -> None:
     """The right arm sets the held block down in its half, takes it again top-down and puts it on the pad."""
-    z0 = c.world.table_top_z
     if c.holder("right") == BLOCK:
-        for pre_dis in (0.1, 0.05):
-            if any(c.place(BLOCK, "right", [x, y, z0], pre_dis=pre_dis) for x, y in REGRASP_SPOTS_M):
+        down = False
+        for tried, spot in enumerate(_regrasp_spots(c)):
+            if tried >= 3 or c.holder("right") != BLOCK:
                 break
-            if c.holder("right") != BLOCK:
+            if _set_down(c, spot):
+                down = True
                 break
+        if not down and c.holder("right") == BLOCK:
+            z0 = c.world.table_top_z
+            down = any(_set_down(c, [x, y, z0]) for x, y in REGRASP_SPOTS_M[:2])
         if c.holder("right") == BLOCK:
             c.do("open_gripper", arm_tag="right")
     c.do("back_to_origin", arm_tag="right")
@@ -259,7 +308,8 @@ def _regrasp_and_place(c: ExpertContext) -> None:
             got = c.pick(BLOCK, arms=["right"]) is not None
         else:
             for cp in cps:
-                if c.do("grasp_actor", actor=BLOCK, arm_tag="right", contact_point_id=cp).ok:
+                if c.do("grasp_actor", actor=BLOCK, arm_tag="right", contact_point_id=cp,
+                        pre_grasp_dis=REGRASP_PRE_GRASP_M).ok:  # fmt: skip
                     got = True
                     break
         if got:
@@ -280,7 +330,6 @@ def handover_block(c: ExpertContext) -> None:
         c.do("back_to_origin", arm_tag="left")
     elif not _via_table(c):
         return
-    if _to_pad(c):
-        c.do("back_to_origin", arm_tag="right")
-        return
-    _regrasp_and_place(c)
+    if not _to_pad(c):
+        _regrasp_and_place(c)
+    c.do("back_to_origin", arm_tag="right")
