@@ -27,6 +27,11 @@ SCREEN_IK_RESTARTS = 12  # as the grasp skill screens its candidates
 TAKE_PRE_GRASP_M = 0.08  # the right arm's pre-grasp distance at the handover
 PAD_PRE_M = 0.1  # place_actor's default pre-place distance, used for the pad and the regrasp spot
 REGRASP_PRE_GRASP_M = 0.1  # grasp_actor's default pre-grasp distance, for the top-down regrasp
+MAX_TILT_DEG = 3.0  # a block the right arm holds leaning more than this falls over when let go on the pad
+#: the right arm's approach counts as along the left arm's finger axis above this |cos| (horizontal parts)
+ALONG_FINGERS_COS = 0.7
+DRAW_DOWN_M = 0.06  # the right arm draws the block this far down out of the left fingers (at most)
+SLIDE_OFF_M = 0.1  # the left arm slides this far off the block along its finger pads (when it cannot be drawn)
 RISE_M = 0.08  # the right arm rises this far straight up after letting go of the block
 SIDE_CPS = (4, 5, 6, 7, 8, 9, 10, 11)
 TOP_CPS = (0, 1, 2, 3)
@@ -170,26 +175,67 @@ def _handovers(c: ExpertContext) -> Iterator[Handover]:
         return
     z0 = c.world.table_top_z
     T_ee_left = r.arms["left"].ee_pose().as_matrix()
-    for x, y, dz in HANDOVER_POINTS_M:
-        for deg in TURNS_DEG:
-            yaw = math.radians(deg)
-            target = [x, y, z0 + dz]
-            T_obj_new = r.block_at(target, yaw)
-            r.sync("left", with_objects=True)
-            q_left = r.ik("left", T_obj_new @ np.linalg.inv(r.T_obj) @ T_ee_left, r.arms["left"].joint_positions_rad())
-            if q_left is None:
-                continue
-            r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
-            r.planners["right"].set_other_arm(q_left)
-            for cp in SIDE_CPS:
-                T_grasp = r.best_grasp(T_obj_new, cp)
-                if T_grasp is None:
+    # first the right arm's approaches along the left arm's finger axis: across it, the approach pushes the block
+    # askew between the left fingers' pads, and askew in the right grip it falls over when let go on the pad
+    for needs in ((True, True), (False, True), (False, False)):  # (along the fingers, room to draw it down)
+        for x, y, dz in HANDOVER_POINTS_M:
+            for deg in TURNS_DEG:
+                yaw = math.radians(deg)
+                target = [x, y, z0 + dz]
+                T_obj_new = r.block_at(target, yaw)
+                T_left = T_obj_new @ np.linalg.inv(r.T_obj) @ T_ee_left
+                r.sync("left", with_objects=True)
+                q_left = r.ik("left", T_left, r.arms["left"].joint_positions_rad())
+                if q_left is None:
                     continue
-                if r.pad_reachable(T_obj_new, T_grasp):
-                    yield Handover([*target, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)], cp)
-                    break
-                r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
-                r.planners["right"].set_other_arm(q_left)
+                for cp in SIDE_CPS:
+                    r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
+                    r.planners["right"].set_other_arm(q_left)
+                    T_grasp = r.best_grasp(T_obj_new, cp)
+                    if T_grasp is None or (needs[0] and not _along(T_grasp[:3, 0], T_left[:3, 1])):
+                        continue
+                    if needs[1] and not _can_draw_down(r, T_grasp, dz):
+                        continue
+                    if needs == (False, True) and _along(T_grasp[:3, 0], T_left[:3, 1]):
+                        continue  # yielded before
+                    if not needs[1] and _can_draw_down(r, T_grasp, dz):
+                        continue  # yielded before
+                    if r.pad_reachable(T_obj_new, T_grasp):
+                        yield Handover([*target, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)], cp)
+                        break
+
+
+def _can_draw_down(r: _Reach, T_grasp: NDArray[np.float64], dz: float) -> bool:
+    """Whether the right arm has IK to draw the block straight down from the grasp (see _clear_left_fingers)."""
+    T = T_grasp.copy()
+    T[:3, 3] = T[:3, 3] - np.array([0.0, 0.0, min(DRAW_DOWN_M, dz - 0.015)])
+    return r.has_ik("right", T)
+
+
+def _along(approach: NDArray[np.float64], fingers: NDArray[np.float64]) -> bool:
+    """Whether the horizontal part of ``approach`` runs along ``fingers`` (both world vectors)."""
+    a, f = np.array([approach[0], approach[1]]), np.array([fingers[0], fingers[1]])
+    na, nf = float(np.linalg.norm(a)), float(np.linalg.norm(f))
+    return na > 1e-6 and nf > 1e-6 and abs(float(a @ f)) / (na * nf) > ALONG_FINGERS_COS
+
+
+def _clear_left_fingers(c: ExpertContext) -> None:
+    """After the left arm let go: the right arm draws the block straight down out of the open left fingers, or
+    (no IK for that) the left arm slides off sideways, along its finger pads; before the left arm goes home."""
+    bottom_m = float(point(c.world, BLOCK, "fp0")[2]) - c.world.table_top_z
+    for down in (min(DRAW_DOWN_M, bottom_m - 0.015), DRAW_DOWN_M / 2):
+        if down > 0.02 and c.do("move_by_displacement", arm_tag="right", z=-down).ok:
+            return
+    w: Any = c.world
+    fingers = np.asarray(w.arms["left"].ee_pose().as_matrix())[:3, 1]
+    side = np.array([-float(fingers[1]), float(fingers[0])])  # horizontal, across the finger axis
+    norm = float(np.linalg.norm(side))
+    if norm < 1e-6:
+        return
+    for sign in (1.0, -1.0):
+        d = sign * side / norm * SLIDE_OFF_M
+        if c.do("move_by_displacement", arm_tag="left", x=float(d[0]), y=float(d[1])).ok:
+            return
 
 
 def _hand_over_in_the_air(c: ExpertContext) -> bool:
@@ -244,6 +290,13 @@ def _via_table(c: ExpertContext) -> bool:
         c.do("open_gripper", arm_tag="left")
     c.do("back_to_origin", arm_tag="left")
     return c.pick(BLOCK, arms=["right"]) is not None
+
+
+def _tilt_deg(c: ExpertContext) -> float:
+    """How far the block's axis leans from upright (degrees; privileged)."""
+    w: Any = c.world
+    T = np.asarray(w.objects[BLOCK].pose.to_transformation_matrix())
+    return math.degrees(math.acos(max(-1.0, min(1.0, float(T[2, 2])))))
 
 
 def _set_down(c: ExpertContext, target: Sequence[float]) -> bool:
@@ -327,9 +380,13 @@ def handover_block(c: ExpertContext) -> None:
         return
     if _hand_over_in_the_air(c):
         c.do("open_gripper", arm_tag="left")
+        # the right arm draws the block straight down out of the open left fingers first (the left arm has no
+        # room to rise off it there): else the way home or the right arm's way to the pad drag the block across
+        # those fingers and leave it askew in the right grip
+        _clear_left_fingers(c)
         c.do("back_to_origin", arm_tag="left")
     elif not _via_table(c):
         return
-    if not _to_pad(c):
+    if _tilt_deg(c) > MAX_TILT_DEG or not _to_pad(c):  # askew in the grip it would fall over on the pad
         _regrasp_and_place(c)
     c.do("back_to_origin", arm_tag="right")
