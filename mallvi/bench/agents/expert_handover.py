@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up
 from mallvi.bench.tasks.base import point
@@ -299,6 +300,25 @@ def _tilt_deg(c: ExpertContext) -> float:
     return math.degrees(math.acos(max(-1.0, min(1.0, float(T[2, 2])))))
 
 
+def _straighten(c: ExpertContext) -> None:
+    """Turn the right hand about the held block's centre so the block stands upright (the right arm's approach
+    can push the block askew between the left fingers, and place_actor keeps that lean down to the pad)."""
+    w: Any = c.world
+    T = np.asarray(w.objects[BLOCK].pose.to_transformation_matrix())
+    axis = np.cross(T[:3, 2], np.array([0.0, 0.0, 1.0]))
+    s_ang = float(np.linalg.norm(axis))
+    if s_ang < 1e-6:
+        return
+    R_fix = Rotation.from_rotvec(axis / s_ang * math.asin(min(1.0, s_ang)))
+    centre = np.asarray(point(c.world, BLOCK, "center"), dtype=float)
+    T_ee = np.asarray(w.arms["right"].ee_pose().as_matrix())
+    p_new = centre + R_fix.apply(T_ee[:3, 3] - centre)
+    x, y, z, qw = (R_fix * Rotation.from_matrix(T_ee[:3, :3])).as_quat()  # scipy: x, y, z, w
+    d = p_new - T_ee[:3, 3]
+    c.do("move_by_displacement", arm_tag="right", x=float(d[0]), y=float(d[1]), z=float(d[2]),
+         quat=[float(qw), float(x), float(y), float(z)])
+
+
 def _set_down(c: ExpertContext, target: Sequence[float]) -> bool:
     """The right arm lowers the held block onto ``target`` without letting go, opens and rises straight up (its
     own release inside place_actor retreats along the tilted side approach, which can knock the tall block
@@ -387,6 +407,8 @@ def handover_block(c: ExpertContext) -> None:
         c.do("back_to_origin", arm_tag="left")
     elif not _via_table(c):
         return
+    if _tilt_deg(c) > MAX_TILT_DEG:
+        _straighten(c)
     if _tilt_deg(c) > MAX_TILT_DEG or not _to_pad(c):  # askew in the grip it would fall over on the pad
         _regrasp_and_place(c)
     c.do("back_to_origin", arm_tag="right")
