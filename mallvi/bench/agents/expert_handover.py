@@ -3,7 +3,9 @@
 The left arm grasps the tall block top-down and holds it up; the right arm takes it by one of its side grasps
 (cp4..cp11) and puts it on the pad. Whether the right arm reaches a side grasp, and whether the pad is reachable
 with the grasp it got, depends on where and turned how the block is held up; the script checks both with the
-arms' IK (the same grasp frames and poses the skills use) before it moves. When no point passes, the block goes
+arms' IK (the same grasp frames and poses the skills use) before it moves. After the left arm lets go, the right
+arm draws the block down out of its open fingers before the left arm goes home, turns a block it holds askew
+upright, and lowers it onto the pad without letting go, then opens and rises. When no point passes, the block goes
 via the table; when the right arm cannot put it on the pad from the grasp it has, it sets the block down in its
 own half and takes it top-down.
 """
@@ -176,8 +178,8 @@ def _handovers(c: ExpertContext) -> Iterator[Handover]:
         return
     z0 = c.world.table_top_z
     T_ee_left = r.arms["left"].ee_pose().as_matrix()
-    # first the right arm's approaches along the left arm's finger axis: across it, the approach pushes the block
-    # askew between the left fingers' pads, and askew in the right grip it falls over when let go on the pad
+    # first the right arm's approaches along the left arm's finger axis (across it, the approach more often
+    # pushes the block askew between the left fingers' pads) with room to draw the block down (_clear_left_fingers)
     for needs in ((True, True), (False, True), (False, False)):  # (along the fingers, room to draw it down)
         for x, y, dz in HANDOVER_POINTS_M:
             for deg in TURNS_DEG:
