@@ -52,6 +52,10 @@ FIXED_SEEDS: list[tuple[str, int, str]] = [
     ("hanging_mug", 600019, "the left arm had no IK to set the mug down with its handle to +y; now 30° off it"),
     ("hanging_mug", 600040, "the right arm's rim grasp nudged the mug out from between its fingers"),
     ("put_bottles_dustbin", 600020, "the right arm's way home from the relay spot knocked over a bottle nearer it"),
+    ("handover_block", 720000, "no side grasp of the right arm at the one handover point, and no IK for the left "
+                               "arm's pre-place pose via the table's middle: IK-checked further handover points"),
+    ("handover_block", 720023, "the right arm's straight descent onto the pad failed with the grasp it got: the pad "
+                               "is checked with that grasp before the handover, the block set down without a drop"),
 ]
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
+from mallvi.bench.agents.expert_handover import handover_block
 from mallvi.bench.tasks.base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
@@ -162,43 +163,6 @@ def handover_mic(c: ExpertContext) -> None:
     c.do("open_gripper", arm_tag=giver)
     c.do("back_to_origin", arm_tag=giver)
     c.do("move_by_displacement", arm_tag=receiver, z=0.05)
-
-
-def _take_over(c: ExpertContext, name: str, receiver: ArmSide, cps: tuple[int, ...]) -> bool:
-    """The receiver grasps the held object at the first of ``cps`` that it reaches."""
-    return any(
-        c.do("grasp_actor", actor=name, arm_tag=receiver, contact_point_id=cp, pre_grasp_dis=0.08).ok for cp in cps
-    )
-
-
-def handover_block(c: ExpertContext) -> None:
-    """The left arm holds the block up in the middle, turned until the right arm reaches one of its side grasps
-    (the grasp decides whether the pad is reachable afterwards); failing that, via the table's middle."""
-    z0 = c.world.table_top_z
-    if c.pick("red_block", arms=["left"]) is None:
-        return
-    ok = False
-    for cps in ((4, 5, 6, 7, 8), (9, 10, 11)):
-        for deg in (0, 90, -90, 180):
-            yaw = math.radians(deg)
-            target = [0.0, -0.05, z0 + 0.08, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-            if not c.place("red_block", "left", target, is_open=False, pre_dis=0.0, dis=0.0, constrain="align"):
-                continue
-            if _take_over(c, "red_block", "right", cps):
-                ok = True
-                break
-        if ok:
-            break
-    if ok:
-        c.do("open_gripper", arm_tag="left")
-        c.do("back_to_origin", arm_tag="left")
-    else:  # no mid-air grasp reachable: hand it over via the table's middle instead
-        c.place("red_block", "left", [0.0, -0.05, z0])
-        c.do("back_to_origin", arm_tag="left")
-        if c.pick("red_block", arms=["right"]) is None:
-            return
-    c.place("red_block", "right", up(point(c.world, "blue_pad", "fp1"), 0.002))
-    c.do("back_to_origin", arm_tag="right")
 
 
 def _yaw_quat(yaw_rad: float) -> list[float]:
