@@ -205,7 +205,7 @@ class RulesThinker:
         """Every other way to do the subtask, in order: each allowed arm directly (then from a lower approach to the
         place, then laying the object down and taking it with another grasp family, ``regrasp.py``), a relay with
         either arm giving, then a nudge by either arm, then pushes from other sides (see ``strategies.py``), then, for
-        an object at the back of the table, a pull towards the robot by either arm (``pull.py``)."""
+        an object at the back of the table, a pull or a drag towards the robot (``pull.py``)."""
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
         forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
@@ -236,7 +236,7 @@ class RulesThinker:
                               "carries it on"))
         toward = forced or side_of(obj)
         plans += nudges(obj, scene, localized, table_z, toward, (toward, other(toward)), ctx.reach)
-        plans += pulls(obj, table_z)  # an object at the back, behind where the pushes start
+        plans += pulls(obj, table_z)  # an object at the back: pulled from behind or slid by its near end
         return plans
 
     def _usual(
