@@ -33,6 +33,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from mallvi.graph.backends.rules.strategies import EE_ABOVE_GRASP_CENTRE_M, NUDGE_CENTRE_ABOVE_BOTTOM_M
+from mallvi.graph.posture import is_tall
 from mallvi.graph.schemas import ActionPlan, SceneObject, SkillCall
 
 PULL_LEAN_DEG = 50.0
@@ -178,7 +179,11 @@ def drag(arm: str, obj: SceneObject, table_z: float) -> ActionPlan:
 
 def pulls(obj: SceneObject, table_z: float) -> list[ActionPlan]:
     """A pull by each arm that may make one (``pull_arms``) and a drag by each arm that may make one
-    (``drag_arms``); the drags first for an object longer along y than along x (no hand gets behind its far end)."""
+    (``drag_arms``); the drags first for an object longer along y than along x (no hand gets behind its far end).
+    None for a tall object standing up: the leaned hand cannot come down behind it (its wrist meets the object),
+    the drag's fingers would come down on its top, and a pull at its foot would tip it over backwards."""
+    if is_tall(obj):
+        return []
     from_behind = [pull(a, obj, table_z) for a in pull_arms(obj)]
     by_near_end = [drag(a, obj, table_z) for a in drag_arms(obj)]
     deep = obj.size_m[1] > obj.size_m[0]
