@@ -104,6 +104,8 @@ def _ending(r: dict[str, Any]) -> str:
     why = str(r.get("failure") or r.get("status") or "")
     if why.startswith("no different strategy remains"):
         return "no strategy left"
+    if why.startswith("object lost from view"):
+        return "object lost"
     if "budget exhausted" in why:
         return "budget spent"
     if r.get("graph_success"):

@@ -41,6 +41,8 @@ IGNORED_ARGS = frozenset({"pre_grasp_dis"})
 ``pre_dis`` does: a lower pre-place point is another pose to reach."""
 DISTANCE_ARGS = frozenset({"x", "y", "z", "pre_dis"})
 """Arguments in metres: two values within ``TARGET_TOL_M`` are the same."""
+LOST_KIND = "lost_from_view"
+"""The kind of an attempt that found an object the subtask needs neither in the scene nor in any camera's image."""
 RESCAN = "re-scan"
 """The strategy name of the marker left when the Descriptor re-scanned because no strategy was left."""
 
@@ -105,7 +107,8 @@ def record(plan: ActionPlan | None, localized: dict[str, SceneObject], report: A
                           calls=calls, object_id=oid, pose_m=pose_of(oid, localized),
                           explanation=verdict.explanation[:300])
     if err is not None:
-        return entry.model_copy(update={"strategy": f"{err.agent} stage", "kind": f"{err.agent}_failed"})
+        kind = LOST_KIND if err.lost else f"{err.agent}_failed"
+        return entry.model_copy(update={"strategy": f"{err.agent} stage", "kind": kind})
     own = [c for c in report.commands if not (c.args.get("recovery") or c.args.get("park"))] if report else []
     failed = next((c for c in reversed(own) if not c.ok), None) if report is not None and not report.ok else None
     if failed is not None:
@@ -224,6 +227,12 @@ def _free_first_take(m: FailedAttempt) -> bool:
 def rescanned_last(memory: Sequence[FailedAttempt]) -> bool:
     """Whether the last thing remembered is a re-scan made because no strategy was left (nothing tried since)."""
     return bool(memory) and memory[-1].strategy == RESCAN
+
+
+def lost_again(memory: Sequence[FailedAttempt]) -> bool:
+    """Whether the last two things remembered are both an object lost from view: the second came after the re-scan
+    that the first one asked for (the Descriptor's re-scan looks through the second camera too)."""
+    return len(memory) >= 2 and memory[-1].kind == LOST_KIND and memory[-2].kind == LOST_KIND
 
 
 def summary(memory: Sequence[FailedAttempt], limit: int = 8) -> str:

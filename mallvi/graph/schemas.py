@@ -196,6 +196,7 @@ class StageError(_Model):
     agent: AgentName
     message: str
     no_strategy: bool = False  # the Thinker found no strategy that differs from the failed attempts
+    lost: bool = False  # an object the subtask needs is not in the scene or not detected in any camera
 
 
 class LlmCallRecord(_Model):

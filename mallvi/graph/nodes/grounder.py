@@ -49,5 +49,6 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
         missing = [oid for oid in missing if oid not in chosen]
     update: dict[str, Any] = {"detections": chosen, "llm_calls": log.records, "image_ids": image_ids}
     if missing:
-        update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}")
+        update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}",
+                                             lost=True)
     return update

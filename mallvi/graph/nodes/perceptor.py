@@ -26,5 +26,6 @@ def perceptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     unknown = [f for f in focus if f not in known]
     if unknown or not focus:
         msg = f"perceptor named objects not in the scene: {unknown}" if unknown else "perceptor chose no object"
-        return {"stage_error": StageError(agent="perceptor", message=msg), "llm_calls": log.records}
+        return {"stage_error": StageError(agent="perceptor", message=msg, lost=bool(unknown)),
+                "llm_calls": log.records}
     return {"focus": focus, "stage_error": None, "llm_calls": log.records, "retry_from": None}

@@ -3,7 +3,9 @@
 Success moves on to the next subtask. A failure is remembered (graph/failure_memory.py) and goes back to the agent
 the verdict blames; every ``rescan_after_failures`` failures the Descriptor re-scans first (once per subtask by
 default). When the Thinker has no strategy left that differs from the failed ones, the Descriptor re-scans once;
-if that changes nothing, or when the subtask's or the run's budget is spent, the run ends with a failure report.
+if that changes nothing, or when the subtask's or the run's budget is spent, the run ends with a failure report. So
+does an object lost from view (not in the scene, or not detected by any camera) that the re-scan made at once after
+it does not find again.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from langgraph.runtime import Runtime
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.base import AgentError, CallLog
 from mallvi.graph.context import GraphContext
-from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, rescanned_last
+from mallvi.graph.failure_memory import RESCAN, FailedAttempt, lost_again, record, rescanned_last
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.posture import lies_on_side
 from mallvi.graph.schemas import (
@@ -102,6 +104,7 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool =
     err = state["stage_error"] if attempt_ran else None
     memory = list(state["failures"].get(key, []))
     no_strategy = err is not None and err.no_strategy
+    lost = err is not None and err.lost  # an object the subtask needs is in neither the scene nor any camera
     looked_again = rescanned_last(memory)  # a re-scan already followed the last failed attempt
     if err is not None and no_strategy and not looked_again:
         memory.append(FailedAttempt(strategy=RESCAN, kind="no_strategy", explanation=err.message[:300]))
@@ -118,6 +121,11 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool =
             subtask_index=idx, subtask=text, attempts=attempts[key], history=history, tried=tried,
             reason=f"no different strategy remains after {attempts[key]} attempts (a re-scan found nothing new): "
                    f"{v.explanation}"))
+    elif lost and lost_again(memory):  # the re-scan (and the second camera) did not find it either
+        update.update(status="failed", retry_from="end", failure_report=FailureReport(
+            subtask_index=idx, subtask=text, attempts=attempts[key], history=history, tried=tried,
+            reason=f"object lost from view after {attempts[key]} attempts (a re-scan and the second camera did "
+                   f"not find it again): {v.explanation}"))
     elif no_strategy:
         update["retry_from"] = "descriptor"  # the last strategy: look again, then plan from what is seen
     elif attempts[key] >= b.max_attempts_per_subtask or total >= b.max_total_attempts:
@@ -125,6 +133,8 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool =
         update.update(status="failed", retry_from="end", failure_report=FailureReport(
             subtask_index=idx, subtask=text, attempts=attempts[key], history=history, tried=tried,
             reason=f"{why} exhausted after {attempts[key]} attempts; last: {v.explanation}"))
+    elif lost:
+        update["retry_from"] = "descriptor"  # look again at once, through the second camera too
     elif attempts[key] % b.rescan_after_failures == 0 and rescans < b.max_rescans_per_subtask:
         update["retry_from"] = "descriptor"
     else:

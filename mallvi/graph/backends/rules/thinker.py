@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
+from mallvi.graph.backends.rules.pull import pulls
 from mallvi.graph.backends.rules.regrasp import regrasps
 from mallvi.graph.backends.rules.strategies import low_approach, nudges, steered
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
@@ -204,7 +205,8 @@ class RulesThinker:
                      scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
         """Every other way to do the subtask, in order: each allowed arm directly (then from a lower approach to the
         place, then laying the object down and taking it with another grasp family, ``regrasp.py``), a relay with
-        either arm giving, then a nudge by either arm, then pushes from other sides (see ``strategies.py``)."""
+        either arm giving, then a nudge by either arm, then pushes from other sides (see ``strategies.py``), then, for
+        an object at the back of the table, a pull or a drag towards the robot (``pull.py``)."""
         table_z = ctx.table_top_z
         upright = tall_at_first(obj, scene.initial or scene.objects)
         forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
@@ -235,6 +237,7 @@ class RulesThinker:
                               "carries it on"))
         toward = forced or side_of(obj)
         plans += nudges(obj, scene, localized, table_z, toward, (toward, other(toward)), ctx.reach)
+        plans += pulls(obj, table_z)  # an object at the back: pulled from behind or slid by its near end
         return plans
 
     def _usual(
