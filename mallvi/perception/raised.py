@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.background import behind_table, is_upright_sheet
+from mallvi.perception.background import behind_table, far_edge, is_wall_face
 from mallvi.perception.color_masks import clean, color_mask, dominant_color, to_hsv
 from mallvi.perception.projection import points_world, support_z, world_z_image
 
@@ -103,7 +103,8 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
     for c in cfg.colour_claimed:
         claimed |= color_mask(hsv, c)
     raised = (obs.depth_m > 0) & (z > table_z + cfg.min_height_m) & ~clean(claimed, 1, 2)
-    raised &= ~behind_table(obs, z, table_z)
+    edge = far_edge(obs, z, table_z)
+    raised &= ~behind_table(obs, z, table_z, edge)
     raised = clean(raised, 1, 0)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(raised.astype(np.uint8), connectivity=8)
     parts: list[tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]] = []
@@ -146,8 +147,8 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
         lo_z, hi_z = np.percentile(pts[:, 2], [2, 98])
         if lo_z - table_z > cfg.max_rest_height_m:
             continue  # hangs above the table: a robot link
-        if is_upright_sheet(pts):
-            continue  # the face of a wall behind the table
+        if is_wall_face(pts, edge):
+            continue  # the face of a wall at the table's far edge
         if max(foot[2] - foot[0], foot[3] - foot[1], hi_z - table_z) > cfg.max_size_m:
             continue
         out.append(RaisedRegion(mask, (x0, y0, x1, y1), dominant_color(obs.rgb, mask, hsv), shape_of(pts, table_z),

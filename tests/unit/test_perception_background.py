@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mallvi.perception.background import behind_table, footprint_spread_m, is_upright_sheet
+from mallvi.perception.background import behind_table, far_edge, footprint_spread_m, is_upright_sheet, is_wall_face
 from mallvi.perception.detectors import make_detector
-from mallvi.perception.projection import support_z, world_z_image
+from mallvi.perception.projection import points_world, support_z, world_z_image
 from mallvi.perception.raised import raised_regions
 from mallvi.perception.synthetic import SynthBox, head_camera, render
 
@@ -59,3 +59,33 @@ def test_a_thin_coloured_panel_standing_behind_the_table_is_not_a_pale_object_ei
     obs = render([panel], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z)
     assert obs.seg is not None and bool((obs.seg == 1).any())
     assert raised_regions(obs) == []
+
+
+def test_a_block_whose_top_is_hidden_by_the_one_on_it_is_still_found() -> None:
+    # in a stack the camera sees only the lower block's front face: an upright sheet, but not at the far edge
+    red = SynthBox("red_block", (0.05, 0.0, TABLE_Z + 0.025), (0.05, 0.05, 0.05), "red")
+    green = SynthBox("green_block", (0.05, -0.005, TABLE_Z + 0.075), (0.07, 0.07, 0.05), "green")
+    obs = render([red, green], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z)
+    assert obs.seg is not None and bool((obs.seg == 1).any())
+    z = world_z_image(obs)
+    assert z is not None
+    face = obs.seg == 1
+    assert float(np.ptp(z[face])) > 0.02  # its front face is in view, its top is not
+    dets = make_detector("color").detect(obs, ["red block"])
+    assert len(dets) == 1, [(d.label, d.box_xyxy) for d in dets]
+
+
+def test_a_coloured_panel_just_behind_the_far_edge_is_a_wall_face() -> None:
+    # within the behind-the-table margin (the table ends at y = 0.35): only the sheet test can drop it
+    panel = SynthBox("panel", (0.0, 0.352, TABLE_Z + 0.05), (0.12, 0.002, 0.08), "green")
+    obs = render([panel], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z)
+    assert obs.seg is not None and bool((obs.seg == 1).any())
+    z, table_z = world_z_image(obs), support_z(obs)
+    assert z is not None and table_z is not None
+    edge = far_edge(obs, z, table_z)
+    assert edge is not None
+    assert not behind_table(obs, z, table_z, edge)[obs.seg == 1].all()
+    assert make_detector("color").detect(obs, ["green block"]) == []
+    pts = points_world(obs.seg == 1, obs)
+    assert is_wall_face(pts, edge)
+    assert not is_wall_face(pts - np.array([0.0, 0.30, 0.0]), edge)  # the same sheet mid-table: an object's face

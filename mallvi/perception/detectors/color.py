@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.background import behind_table, is_upright_sheet
+from mallvi.perception.background import FarEdge, behind_table, far_edge, is_wall_face
 from mallvi.perception.color_masks import clean, color_mask, to_hsv
 from mallvi.perception.projection import points_world, support_z, world_z_image
 from mallvi.perception.types import Detection
@@ -97,8 +97,9 @@ class ColorDetector:
         table_z = support_z(obs) if z is not None else None
         above: NDArray[np.bool_] | None = None
         allowed = np.ones(obs.depth_m.shape, dtype=bool)
+        edge = far_edge(obs, z, table_z) if z is not None and table_z is not None else None
         if z is not None and table_z is not None:
-            above = ((z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)) & ~behind_table(obs, z, table_z)
+            above = ((z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)) & ~behind_table(obs, z, table_z, edge)
             # keep the lowest rows of side faces too: pixels a few px from a raised pixel
             grow = 2 * cfg.grow_px + 1
             allowed = cv2.dilate(above.astype(np.uint8), np.ones((grow, grow), np.uint8)).astype(bool)
@@ -121,7 +122,7 @@ class ColorDetector:
                     continue  # cut by the image edge: robot links, or too little of an object to localise
                 compact: float | None = None
                 if z is not None:
-                    plausible, compact = self._measure(comp, (x, y, w, h), area, obs, z, table_z)
+                    plausible, compact = self._measure(comp, (x, y, w, h), area, obs, z, table_z, edge)
                     if not plausible:
                         continue
                 contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE,
@@ -147,7 +148,8 @@ class ColorDetector:
         return out
 
     def _measure(self, comp: NDArray[np.bool_], box: tuple[int, int, int, int], area_px: float, obs: Observation,
-                 z: NDArray[np.float64], table_z: float | None) -> tuple[bool, float | None]:
+                 z: NDArray[np.float64], table_z: float | None,
+                 edge: FarEdge | None = None) -> tuple[bool, float | None]:
         """Whether the component can be a table-top object, and its compactness (height / apparent width)."""
         x, y, w, h = box
         local = comp & (obs.depth_m[y : y + h, x : x + w] > 0)
@@ -161,8 +163,8 @@ class ColorDetector:
             return False, None  # floats high above the table: a robot link, not a table-top object
         whole = np.zeros(obs.depth_m.shape, dtype=bool)
         whole[y : y + h, x : x + w] = local
-        if is_upright_sheet(points_world(whole, obs)):
-            return False, None  # the face of a wall behind the table: no footprint on it
+        if is_wall_face(points_world(whole, obs), edge):
+            return False, None  # the face of a wall at the table's far edge: no footprint on it
         d = float(np.median(obs.depth_m[y : y + h, x : x + w][local]))
         px_to_m = d / float(obs.K[0, 0])
         if float(np.hypot(w, h)) * px_to_m > self.config.max_size_m * 1.5:  # footprint from the box diagonal
