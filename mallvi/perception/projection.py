@@ -195,6 +195,12 @@ def _top_level(z: NDArray[np.float64], band_m: float) -> float:
     return float(np.median(near[near <= hi + band_m])) if near.size else hi
 
 
+#: mask points this close to the support plane are the table's
+TABLE_BAND_M = 0.004
+#: an object whose other mask points all lie this far above the support plane does not stand on it
+RESTS_ON_TABLE_M = 0.02
+
+
 def mask_geometry(
     mask: NDArray[np.bool_],
     obs: Observation,
@@ -211,6 +217,10 @@ def mask_geometry(
     pts = points_world(erode(mask, erode_px), obs)
     if pts.shape[0] < 5:
         raise LocalizationError(f"only {pts.shape[0]} mask pixels have valid depth; cannot localise")
+    if table_z is not None:
+        off = pts[:, 2] > table_z + TABLE_BAND_M
+        if int(off.sum()) >= 5 and float(np.percentile(pts[off, 2], 2)) > table_z + RESTS_ON_TABLE_M:
+            pts = pts[off]  # it stands on another object: table pixels in its mask (a table of its colour) are not it
     z = pts[:, 2]
     z_top = _top_level(z, top_band_m)
     z_low = float(np.percentile(z, 2))

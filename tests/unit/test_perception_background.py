@@ -6,6 +6,7 @@ import numpy as np
 
 from mallvi.perception.background import behind_table, far_edge, footprint_spread_m, is_upright_sheet, is_wall_face
 from mallvi.perception.detectors import make_detector
+from mallvi.perception.pipeline import make_perception
 from mallvi.perception.projection import points_world, support_z, world_z_image
 from mallvi.perception.raised import raised_regions
 from mallvi.perception.synthetic import SynthBox, head_camera, render
@@ -89,3 +90,18 @@ def test_a_coloured_panel_just_behind_the_far_edge_is_a_wall_face() -> None:
     pts = points_world(obs.seg == 1, obs)
     assert is_wall_face(pts, edge)
     assert not is_wall_face(pts - np.array([0.0, 0.30, 0.0]), edge)  # the same sheet mid-table: an object's face
+
+
+def test_a_block_standing_on_another_on_a_table_of_its_colour_is_measured_from_its_own_bottom() -> None:
+    # the benchmark's randomised tables can be green: the table by the lower block's foot must not join the
+    # upper block's mask and stretch it down to the table (the Reflector then saw no block on the other)
+    red = SynthBox("red_block", (0.05, 0.0, TABLE_Z + 0.025), (0.05, 0.05, 0.05), "red")
+    green = SynthBox("green_block", (0.05, 0.0, TABLE_Z + 0.075), (0.05, 0.05, 0.05), "green")
+    obs = render([red, green], K, T_WORLD_CAM, 640, 360, table_z=TABLE_Z, table_rgb=(60, 140, 60))
+    pipeline = make_perception("color")
+    dets = pipeline.detect(obs, ["green block"])
+    assert len(dets) == 1
+    loc = pipeline.localize(obs, dets[0])
+    bottom_m = loc.position_world[2] - loc.extent_m[2] / 2
+    assert abs(bottom_m - (TABLE_Z + 0.05)) < 0.01, (loc.position_world, loc.extent_m)  # on the red block's top
+    assert abs(loc.extent_m[2] - 0.05) < 0.01

@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 ACHROMATIC = frozenset({"black", "white", "grey"})  # the colours robot links, walls and shadows take
 CUT_SCORE_FACTOR = 0.8
+#: a component whose raised pixels all stand this high above the table rests on something else, not on the table
+LOWEST_RESTING_M = 0.02
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,21 @@ class ColorDetectorConfig:
     #: white and grey are left out by default: robot links and walls take them (pale objects standing on the
     #: table are the raised-object detector's, ``detectors/raised.py``)
     colors: tuple[str, ...] = tuple(c for c in COLORS if c not in ("white", "grey"))
+
+
+def _off_the_table(comp: NDArray[np.bool_], box: tuple[int, int, int, int], z: NDArray[np.float64],
+                   table_z: float, cfg: ColorDetectorConfig) -> tuple[NDArray[np.bool_], tuple[int, int, int, int]]:
+    """The component without its pixels at table height when its raised part does not come down to the table
+    (a block standing on another, on a table of its own colour: the grown band at the lower block's foot joins
+    the upper block's component and would stretch its box down to the table). Returns the component and its box."""
+    x, y, w, h = box
+    zc = z[y : y + h, x : x + w]
+    raised = comp & np.isfinite(zc) & (zc > table_z + cfg.min_height_m)
+    if int(raised.sum()) < cfg.min_area_px or float(np.percentile(zc[raised], 2)) < table_z + LOWEST_RESTING_M:
+        return comp, box
+    ys, xs = np.nonzero(raised)
+    y0, y1, x0, x1 = int(ys.min()), int(ys.max()) + 1, int(xs.min()), int(xs.max()) + 1
+    return raised[y0:y1, x0:x1], (x + x0, y + y0, x1 - x0, y1 - y0)
 
 
 def _shape(contour: NDArray[Any], area: float) -> tuple[str, float]:
@@ -114,6 +131,11 @@ class ColorDetector:
                     continue
                 x, y, w, h = (int(stats[i, k]) for k in range(4))
                 comp = labels[y : y + h, x : x + w] == i  # the component inside its box
+                if z is not None and table_z is not None:
+                    comp, (x, y, w, h) = _off_the_table(comp, (x, y, w, h), z, table_z, cfg)
+                    area = float(comp.sum())
+                    if area < cfg.min_area_px:
+                        continue
                 box_above = above[y : y + h, x : x + w][comp] if above is not None else None
                 if box_above is not None and float(box_above.mean()) < cfg.min_raised_frac:
                     continue  # lies on the table: a shadow or a patch of table
