@@ -191,8 +191,8 @@ def _hidden_depth_correction(
 def _top_level(z: NDArray[np.float64], band_m: float) -> float:
     """The height of the highest well-populated level: the median of the points near the 98th percentile."""
     hi = float(np.percentile(z, 98))
-    near = z[z >= hi - band_m]
-    return float(np.median(near[near <= hi + band_m])) if near.size else hi
+    near = z[(z >= hi - band_m) & (z <= hi + band_m)]
+    return float(np.median(near)) if near.size else hi  # none near: the 98th percentile fell into a gap
 
 
 #: mask points this close to the support plane are the table's

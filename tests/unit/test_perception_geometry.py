@@ -140,3 +140,13 @@ def test_segmenters_recover_the_block_mask() -> None:
         assert mask is not None
         iou = float((mask & truth).sum() / (mask | truth).sum())
         assert iou > 0.85, (seg.name, det.source, iou)
+
+
+def test_a_top_level_in_a_gap_between_heights_falls_back_to_the_percentile() -> None:
+    from mallvi.perception.projection import _top_level
+
+    # 94 points low, two far above: the 98th percentile falls between the levels, near no point (was nan)
+    z = np.concatenate([np.linspace(0.70, 0.75, 94), [0.85, 0.86]])
+    top = _top_level(z, 0.008)
+    assert np.isfinite(top) and 0.75 <= top <= 0.85
+    assert abs(_top_level(np.full(50, 0.79), 0.008) - 0.79) < 1e-9  # one level: its height
