@@ -70,15 +70,21 @@ def _approach() -> tuple[float, float]:
     return math.sin(t), -math.cos(t)
 
 
+def _arms_within(x: float, arm_x_m: tuple[float, float]) -> list[str]:
+    """The arms for which ``x`` lies in ``arm_x_m`` (on the arm's own side, mirrored for the left arm), the one on
+    the object's side first."""
+    lo, hi = arm_x_m
+    arms = [a for a in ("right", "left") if lo <= (x if a == "right" else -x) <= hi]
+    return sorted(arms, key=lambda a: 0 if (a == "right") == (x >= 0) else 1)
+
+
 def pull_arms(obj: SceneObject) -> list[str]:
     """The arms that may pull ``obj`` (the one on its side first), none when it does not lie at the back."""
     x, y = obj.position_m[0], obj.position_m[1]
     far = y + obj.size_m[1] / 2 + PULL_CLEAR_M
     if y < PULL_FROM_Y_M or far > PULL_MAX_Y_M:
         return []
-    lo, hi = PULL_ARM_X_M
-    arms = [a for a in ("right", "left") if lo <= (x if a == "right" else -x) <= hi]
-    return sorted(arms, key=lambda a: 0 if (a == "right") == (x >= 0) else 1)
+    return _arms_within(x, PULL_ARM_X_M)
 
 
 def pull(arm: str, obj: SceneObject, table_z: float) -> ActionPlan:
@@ -141,9 +147,7 @@ def drag_arms(obj: SceneObject) -> list[str]:
     grasp_y = y - obj.size_m[1] / 2 + min(DRAG_INSET_M, obj.size_m[1] / 2)
     if y < PULL_FROM_Y_M or grasp_y > DRAG_MAX_Y_M:
         return []
-    lo, hi = DRAG_ARM_X_M
-    arms = [a for a in ("right", "left") if lo <= (x if a == "right" else -x) <= hi]
-    return sorted(arms, key=lambda a: 0 if (a == "right") == (x >= 0) else 1)
+    return _arms_within(x, DRAG_ARM_X_M)
 
 
 def drag(arm: str, obj: SceneObject, table_z: float) -> ActionPlan:
