@@ -15,13 +15,15 @@ import sapien
 from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.geometry import ARM_SIDES
-from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.contracts.skills import FailureKind
 from mallvi.graph.backends.base import CallLog
 from mallvi.graph.backends.rules.thinker import RulesThinker
 from mallvi.graph.failure_memory import FailedAttempt
-from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, Subtask
 from mallvi.sim_bridge.station import sim_reach
 from mallvi.sim_bridge.world import SimWorld
+from tests.fixtures.sim_calls import bar_centre as _centre
+from tests.fixtures.sim_calls import run_call as _call
 
 BACK_XY_M = (0.10, 0.23)  # where development seed 10009 left the bar (no different strategy remained there)
 
@@ -35,25 +37,6 @@ def _lay_bar(w: SimWorld, x: float, y: float, heading_deg: float) -> None:
     qx, qy, qz, qw = Rotation.from_matrix(R).as_quat()
     o.entity.set_pose(sapien.Pose(p=p.tolist(), q=[qw, qx, qy, qz]))
     w.settle(0.5)
-
-
-def _centre(w: SimWorld) -> np.ndarray:
-    o = w.objects["red_block"]
-    return np.asarray((o.entity.get_pose() * o.box_center_local()).p, dtype=float)
-
-
-def _call(w: SimWorld, c: SkillCall) -> SkillResult:
-    s = w.skills
-    if c.skill == "move_by_displacement":
-        d = {k: float(v) for k, v in c.args.items() if isinstance(v, int | float)}
-        return s.move_by_displacement(c.arm, x=d.get("x", 0.0), y=d.get("y", 0.0), z=d.get("z", 0.0))
-    if c.skill == "move_to_pose":
-        return s.move_to_pose(c.arm, c.target_pose or [])
-    if c.skill == "close_gripper":
-        return s.close_gripper(c.arm)
-    if c.skill == "open_gripper":
-        return s.open_gripper(c.arm)
-    return s.back_to_origin(c.arm)
 
 
 @pytest.mark.parametrize(("heading_deg", "size_m", "way"), [(0.0, (0.20, 0.06, 0.06), "pull right"),

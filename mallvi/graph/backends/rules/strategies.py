@@ -34,6 +34,15 @@ EE_ABOVE_GRASP_CENTRE_M = SafetyConfig().tcp_offset_m
 """A downward end effector's frame lies this far above its grasp centre (the SkillAPI's convention)."""
 NUDGE_M = 0.06
 NUDGE_CLEAR_M = 0.04  # the closed fingers come down this far from the object's side
+PALM_HALF_M = (0.055, 0.0225)
+"""Half the hand's extent (the gripper body of piper_arm.urdf, 0.110 x 0.045 m) along its finger opening axis and
+across it. With the fingers along world x (``TOP_DOWN_EE_WXYZ``) the hand reaches this far past the fingers' centre
+along x and y, 6 cm above the grasp centre (``PALM_ABOVE_GRASP_CENTRE_M``)."""
+PALM_ABOVE_GRASP_CENTRE_M = 0.06  # piper_dh: TCP_OFFSET_M - FINGER_BASE_M
+PALM_CLEAR_M = 0.01
+"""Beside an object taller than the palm's height, the hand comes down this far from its side. In the simulator,
+handover_block's standing bar at (-0.29, -0.07): the closed fingers coming down 4 cm from its side (the palm 1.5 cm
+inside it) threw it 40 cm; 6 cm from it, they came down clear and the push laid it down 13 cm further in."""
 NUDGE_CENTRE_ABOVE_BOTTOM_M = 0.03  # the grasp centre's height above the object's bottom while pushing
 NUDGE_RISE_M = 0.06  # the fingers come down from, and go back up to, this far above the object's top
 NEIGHBOUR_M = 0.08  # an object whose centre is this close is one the nudged object may lean on
@@ -76,6 +85,20 @@ def extent_along(obj: SceneObject, direction: tuple[float, float]) -> float:
     return abs(direction[0]) * obj.size_m[0] / 2 + abs(direction[1]) * obj.size_m[1] / 2
 
 
+def clearance(obj: SceneObject, direction: tuple[float, float], table_z: float) -> tuple[float, float]:
+    """How far from ``obj``'s side, along the push ``direction``, the closed fingers come down, and how far ahead of
+    them the part of the hand that meets the object first is: (``NUDGE_CLEAR_M``, 0) for the fingers; for an
+    object whose top stands above the palm while the fingers push, the palm leads the push and comes down
+    ``PALM_CLEAR_M`` from the object."""
+    bottom = max(table_z, obj.position_m[2] - obj.size_m[2] / 2)
+    top = obj.position_m[2] + obj.size_m[2] / 2
+    palm_z = bottom + min(NUDGE_CENTRE_ABOVE_BOTTOM_M, obj.size_m[2] / 2) + PALM_ABOVE_GRASP_CENTRE_M
+    lead = abs(direction[0]) * PALM_HALF_M[0] + abs(direction[1]) * PALM_HALF_M[1]
+    if top <= palm_z or lead + PALM_CLEAR_M <= NUDGE_CLEAR_M:
+        return NUDGE_CLEAR_M, 0.0
+    return lead + PALM_CLEAR_M, lead
+
+
 def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject], table_z: float,
           toward_arm: str, direction: tuple[float, float] | None = None) -> ActionPlan:
     """Close the gripper, come down beside ``obj`` and push it ``NUDGE_M`` (along ``direction``, by default towards
@@ -87,11 +110,12 @@ def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, S
     bottom = max(table_z, oz - obj.size_m[2] / 2)
     centre_z = bottom + min(NUDGE_CENTRE_ABOVE_BOTTOM_M, obj.size_m[2] / 2)
     top = oz + obj.size_m[2] / 2
-    sx, sy = ox - ux * (half + NUDGE_CLEAR_M), oy - uy * (half + NUDGE_CLEAR_M)
+    clear, lead = clearance(obj, (ux, uy), table_z)
+    sx, sy = ox - ux * (half + clear), oy - uy * (half + clear)
     high = top + NUDGE_RISE_M + EE_ABOVE_GRASP_CENTRE_M
     low = centre_z + EE_ABOVE_GRASP_CENTRE_M
     a = arm
-    travel = NUDGE_CLEAR_M + NUDGE_M  # the fingers close the gap to the object's side, then push it NUDGE_M
+    travel = clear - lead + NUDGE_M  # the hand closes the gap to the object's side, then pushes it NUDGE_M
     calls = [
         SkillCall(skill="close_gripper", arm=a, object=obj.id),  # type: ignore[arg-type]
         SkillCall(skill="move_to_pose", arm=a, target_pose=[sx, sy, high, *TOP_DOWN_EE_WXYZ]),  # type: ignore[arg-type]
@@ -108,13 +132,15 @@ def nudge(arm: str, obj: SceneObject, scene: SceneMemory, localized: dict[str, S
         "from there"))
 
 
-def finger_path(obj: SceneObject, direction: tuple[float, float]) -> tuple[tuple[float, float], tuple[float, float]]:
+def finger_path(obj: SceneObject, direction: tuple[float, float],
+                table_z: float) -> tuple[tuple[float, float], tuple[float, float]]:
     """Where a push along ``direction`` starts and ends (the closed fingers' xy, world frame)."""
     ux, uy = direction
     ox, oy = obj.position_m[0], obj.position_m[1]
-    back = extent_along(obj, direction) + NUDGE_CLEAR_M
+    clear, lead = clearance(obj, direction, table_z)
+    back = extent_along(obj, direction) + clear
     start = (ox - ux * back, oy - uy * back)
-    travel = NUDGE_CLEAR_M + NUDGE_M
+    travel = clear - lead + NUDGE_M
     return start, (start[0] + ux * travel, start[1] + uy * travel)
 
 
@@ -146,7 +172,7 @@ def nudges(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObjec
         if env is None:
             continue
         fits = [u for _, u in ranked
-                if all(_reachable(env, x, y, height) for x, y in finger_path(obj, u))][:OTHER_SIDES_PER_ARM]
+                if all(_reachable(env, x, y, height) for x, y in finger_path(obj, u, table_z))][:OTHER_SIDES_PER_ARM]
         plans += [nudge(arm, obj, scene, localized, table_z, toward_arm, u) for u in fits]
     return plans
 
@@ -178,7 +204,7 @@ def steer_back(obj: SceneObject, arm: str, scene: SceneMemory, localized: dict[s
     u = push_direction(obj, others, spot)
     if math.dist((x + u[0] * NUDGE_M, y + u[1] * NUDGE_M), spot) >= math.dist((x, y), spot):
         return None  # the push would go away from a neighbour, not back into reach
-    if not all(sure(px, py, height) for px, py in finger_path(obj, u)):
+    if not all(sure(px, py, height) for px, py in finger_path(obj, u, table_z)):
         return None
     return nudge(arm, obj, scene, localized, table_z, arm, u)
 
