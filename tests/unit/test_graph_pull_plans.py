@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.rules.pull import pulls
+from mallvi.graph.backends.rules.pull import _approach, pulls
+from mallvi.graph.backends.rules.strategies import EE_ABOVE_GRASP_CENTRE_M
 from mallvi.graph.schemas import SceneObject
 
 TABLE_Z = 0.74
@@ -31,9 +32,29 @@ def test_only_an_arm_the_allocation_rule_lets_grasp_drags_either_arm_may_pull() 
     assert _ways(_obj(0.10, 0.23, (0.06, 0.20, 0.06))) == ["drag right", "drag left"]
 
 
-def test_nothing_in_front_of_the_back_and_nothing_for_a_bar_standing_up() -> None:
+def test_nothing_in_front_of_the_back_and_a_bar_standing_up_is_toppled_not_pulled() -> None:
     assert _ways(_obj(0.10, 0.05, (0.20, 0.06, 0.06))) == []
-    assert _ways(_obj(0.19, 0.15, (0.06, 0.06, 0.20))) == []  # standing: the leaned hand meets it
+    assert _ways(_obj(0.10, 0.05, (0.06, 0.06, 0.20))) == []
+    # standing: the leaned hand would meet it at its foot; it hooks its top edge instead, where that was reached
+    assert _ways(_obj(0.19, 0.15, (0.06, 0.06, 0.20))) == ["topple right"]
+    assert _ways(_obj(-0.19, 0.20, (0.06, 0.06, 0.20))) == ["topple left"]
+    assert _ways(_obj(0.02, 0.20, (0.06, 0.06, 0.20))) == []  # in the middle neither arm's hook had IK
+    assert _ways(_obj(0.19, 0.25, (0.06, 0.06, 0.20))) == []  # the hook would lie past 0.27 m
+
+
+def test_a_topple_hooks_the_far_top_edge_and_draws_it_towards_the_robot() -> None:
+    bar = _obj(0.18, 0.20, (0.06, 0.06, 0.20))
+    plan = pulls(bar, TABLE_Z)[0]
+    assert [c.skill for c in plan.calls][:3] == ["close_gripper", "move_to_pose", "move_by_displacement"]
+    draws = [c.args for c in plan.calls[3:] if c.skill == "move_by_displacement" and "y" in c.args]
+    assert draws and sum(float(d["y"]) for d in draws) <= -0.10  # far enough to tip a 0.20 m bar past its edge
+    # after coming down, the grasp centre lies behind the far face and below the top
+    target = plan.calls[1].target_pose or []
+    ay, az = _approach()
+    gy = target[1] + EE_ABOVE_GRASP_CENTRE_M * ay
+    gz = target[2] + EE_ABOVE_GRASP_CENTRE_M * az + float(plan.calls[2].args["z"])
+    assert 0.23 < gy < 0.25
+    assert TABLE_Z + 0.15 < gz < TABLE_Z + 0.20
 
 
 def test_a_pull_comes_down_behind_the_far_face_and_draws_towards_the_robot() -> None:

@@ -23,6 +23,13 @@ the table from y = 0.06 to 0.27 m at x = ±0.10 and to 0.30 m at x = ±0.20; bar
 reached (its far end lies past 0.33 m). Drag: leaned 30° with the fingers opening along -x (along +x, or leaned 20°
 or 40°, most poses had no IK), bars lying along y at (0.10, 0.23), (0.13, 0.24), (0.19, 0.20) and (-0.10, 0.22) were
 held and slid 10 cm forward, one turned 30° from y 5 cm; at (0.05, 0.22) the second 5 cm had no IK.
+
+A tall object standing at the back is toppled towards the robot instead (``topple``): the closed fingers, with the
+pull's lean, hook its far top edge and draw it forward until it falls; it then lies in front of where it stood and
+is planned again from there. Probed with the standing bar: toppled from (0.12, 0.20), (0.15, 0.20), (0.17, 0.16),
+(0.18, 0.17), (0.18, 0.22), (0.25, 0.22), (0.30, 0.15) by the right arm and from (-0.15, 0.18), (-0.20, 0.20) by the
+left, landing 2-14 cm further forward and up to 9 cm further out; no IK with the hook at y >= 0.30 or within 0.10 of
+x = 0 (the hand leaned 30° or 40° found no IK at all; leaned 58° or 65° its fingers rode over the edge).
 """
 
 from __future__ import annotations
@@ -181,13 +188,63 @@ def drag(arm: str, obj: SceneObject, table_z: float) -> ActionPlan:
         f"robot, to ({ox:.2f}, {oy - DRAG_M:.2f}); the subtask is planned again from there"))
 
 
+TOPPLE_BELOW_TOP_M = 0.03
+"""The hooking fingers' grasp centre lies this far below the object's top."""
+TOPPLE_BEHIND_M = 0.015
+"""... and this far behind its far face."""
+TOPPLE_RISE_M = 0.05  # the fingers come down from this far above the hook
+TOPPLE_DRAW_M = (0.0, -0.035, -0.01)
+"""One step of the draw (world x, y, z): towards the robot and a little down, so the fingers keep their hold."""
+TOPPLE_STEPS = 3
+TOPPLE_MAX_Y_M = 0.27
+"""The hook must lie in front of this (probed: 0.265 m reached, 0.305 m and 0.315 m not)."""
+TOPPLE_ARM_X_M = (0.11, 0.32)
+"""The x range (on the arm's own side, mirrored for the left arm) where an arm topples: probed from 0.12 to 0.30."""
+
+
+def topple_arms(obj: SceneObject) -> list[str]:
+    """The arms that may topple ``obj`` towards the robot (the one on its side first), none when it does not stand
+    at the back."""
+    x, y = obj.position_m[0], obj.position_m[1]
+    hook_y = y + obj.size_m[1] / 2 + TOPPLE_BEHIND_M
+    if y < PULL_FROM_Y_M or hook_y > TOPPLE_MAX_Y_M:
+        return []
+    return _arms_within(x, TOPPLE_ARM_X_M)
+
+
+def topple(arm: str, obj: SceneObject) -> ActionPlan:
+    """Close the gripper, come down with the hand leaned forward until the fingers hook ``obj``'s far top edge, draw
+    it towards the robot until it falls, rise and go home."""
+    ox, oy, oz = obj.position_m
+    gz = oz + obj.size_m[2] / 2 - TOPPLE_BELOW_TOP_M
+    gy = oy + obj.size_m[1] / 2 + TOPPLE_BEHIND_M
+    ay, az = _approach()
+    ee = [ox, gy - EE_ABOVE_GRASP_CENTRE_M * ay, gz + TOPPLE_RISE_M - EE_ABOVE_GRASP_CENTRE_M * az]
+    dx, dy, dz = TOPPLE_DRAW_M
+    calls = [
+        SkillCall(skill="close_gripper", arm=arm, object=obj.id),  # type: ignore[arg-type]
+        SkillCall(skill="move_to_pose", arm=arm, target_pose=[*ee, *pull_orientation_wxyz(arm)]),  # type: ignore[arg-type]
+        SkillCall(skill="move_by_displacement", arm=arm, args={"z": -TOPPLE_RISE_M}),  # type: ignore[arg-type]
+        *[SkillCall(skill="move_by_displacement", arm=arm, args={"x": dx, "y": dy, "z": dz})  # type: ignore[arg-type]
+          for _ in range(TOPPLE_STEPS)],
+        SkillCall(skill="move_by_displacement", arm=arm, args={"z": PULL_RISE_M}),  # type: ignore[arg-type]
+        SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
+        SkillCall(skill="open_gripper", arm=arm),  # type: ignore[arg-type]
+    ]
+    return ActionPlan(calls=calls, strategy=f"topple {arm}", rationale=(
+        f"{obj.id} stands at ({ox:.2f}, {oy:.2f}) at the back of the table, where no grasp or push reaches it: the "
+        f"{arm} arm hooks its far top edge with its hand leaned forward and draws it towards the robot until it "
+        "falls; the subtask is planned again from where it lies"))
+
+
 def pulls(obj: SceneObject, table_z: float) -> list[ActionPlan]:
     """A pull by each arm that may make one (``pull_arms``) and a drag by each arm that may make one
     (``drag_arms``); the drags first for an object longer along y than along x (no hand gets behind its far end).
-    None for a tall object standing up: the leaned hand cannot come down behind it (its wrist meets the object),
-    the drag's fingers would come down on its top, and a pull at its foot would tip it over backwards."""
+    For a tall object standing up, a topple by each arm that may make one (``topple_arms``) instead: the leaned hand
+    cannot come down behind its foot (its wrist meets the object), the drag's fingers would come down on its top,
+    and a pull at its foot would tip it over backwards."""
     if is_tall(obj):
-        return []
+        return [topple(a, obj) for a in topple_arms(obj)]
     from_behind = [pull(a, obj, table_z) for a in pull_arms(obj)]
     by_near_end = [drag(a, obj, table_z) for a in drag_arms(obj)]
     deep = obj.size_m[1] > obj.size_m[0]
