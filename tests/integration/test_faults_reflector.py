@@ -101,6 +101,41 @@ def test_a_subtask_undone_by_a_later_fault_is_replanned() -> None:
     assert out.attempts == {"0": 1}  # the undone subtask counts one failed attempt against its budget
 
 
+@dataclass
+class _ThrowsTheMiddleAside(FakeWorld):
+    """The third place (blue, the last of a row) lands 5 cm off its slot and throws the block placed second (green,
+    the middle of the row) 40 cm to the right, past the last slot, as a miss next to it did in the simulator
+    (development seed 16005, hard). Nothing is reported."""
+
+    placed: list[str] = field(default_factory=list)
+
+    def place_actor(self, actor: str, arm_tag: ArmSide, target_pose: Sequence[float], **kw: Any) -> SkillResult:
+        if len(self.placed) == 2:
+            self.place_offset_m = [0.0, -0.05]
+        r = super().place_actor(actor, arm_tag, target_pose, **kw)
+        if r.ok:
+            self.placed.append(actor)
+            if len(self.placed) == 3:
+                self.objects[self.placed[1]].pos[0] += 0.40
+        return r
+
+
+def test_a_failed_place_after_which_an_earlier_block_is_out_of_place_puts_that_block_back_first() -> None:
+    w = _ThrowsTheMiddleAside(**vars(FakeWorld.blocks(("red", -0.25, 0.05), ("green", 0.25, 0.05),
+                                                     ("blue", 0.1, 0.1))))
+    w.placed = []
+    out, _ = drive(fake_context(w, budgets=Budgets(max_attempts_per_subtask=6)),
+                   "place the red, green and blue blocks from left to right")
+    # before, blue was placed again and again: "left_of(green_block, blue_block) does not hold" until the budget
+    # ran out, since nothing put green back
+    assert out.status == "succeeded" and out.graph_success, out.failure_report
+    assert w.placed[:5] == ["red_block", "green_block", "blue_block", "green_block", "blue_block"]
+    xs = [w.objects[n].pos[0] for n in ("red_block", "green_block", "blue_block")]
+    ys = [w.objects[n].pos[1] for n in ("red_block", "green_block", "blue_block")]
+    assert xs == sorted(xs) and max(ys) - min(ys) < 0.01
+    assert out.attempts == {"1": 1, "2": 1}  # the failed place counts against blue, the undone row against green
+
+
 def test_a_failed_step_is_never_taken_as_done_even_if_the_reflector_says_so() -> None:
     from mallvi.graph.backends.rules import rules_backends
 

@@ -189,6 +189,16 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
     return None
 
 
+def _may_reopen(v: Verdict, update: dict[str, Any]) -> bool:
+    """Whether to look for an earlier subtask undone: after a success, and after an attempt that put its object
+    down in the wrong place (the hands are empty then) while the run goes on. An earlier placement a miss or a
+    fault knocked away can make the current subtask's own check fail for good (a row whose middle block was thrown
+    aside), so it is put right first."""
+    if v.verdict == "success":
+        return True
+    return v.failure_category == "wrong_placement" and update.get("retry_from") != "end"
+
+
 def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     ctx = runtime.context
     log = CallLog()
@@ -197,11 +207,15 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     target = _place_target(state["actor_report"])
     if v.verdict == "success" and target is not None:
         update["placed_at"] = {**state.get("placed_at", {}), str(state["subtask_index"]): list(target)}
-    if v.verdict == "success" and obs is not None and (hit := undone(state, ctx, obs, log)) is not None:
+    if obs is not None and _may_reopen(v, update) and (hit := undone(state, ctx, obs, log)) is not None:
         j, why = hit
         back: GraphState = {**state, "subtask_index": j}
+        if v.verdict != "success":  # the failed attempt stays counted (and remembered) against its own subtask
+            back["attempts"] = update["attempts"]
+            back["total_attempts"] = update["total_attempts"]
+            back["failures"] = update["failures"]
         update = {**decide(back, ctx, why, attempt_ran=False), "subtask_index": j,
-                  "completed": [state["subtask_index"]]}
+                  "completed": [state["subtask_index"]] if v.verdict == "success" else []}
         if update.get("retry_from") not in ("end", "descriptor"):
             update["retry_from"] = "perceptor"  # re-perceive and re-plan the undone subtask
     if obs is not None and update.get("retry_from") in ("thinker", "actor"):
