@@ -12,6 +12,7 @@ own half and takes it top-down.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from scipy.spatial.transform import Rotation
 from mallvi.bench.agents.expert_ctx import ExpertContext, up
 from mallvi.bench.tasks.base import point
 from mallvi.contracts.geometry import ArmSide, Pose
+
+log = logging.getLogger(__name__)
 
 BLOCK, PAD = "red_block", "blue_pad"
 SCREEN_IK_RESTARTS = 12  # as the grasp skill screens its candidates
@@ -174,7 +177,9 @@ def _handovers(c: ExpertContext) -> Iterator[Handover]:
     and, with that grasp, the pad; best first."""
     try:
         r = _Reach(c)
-    except (AttributeError, KeyError):
+    except (AttributeError, KeyError) as e:  # a world without planners or the block's grasp frames
+        log.warning("handover_block expert: no screened handover points (%s: %s); trying the fixed ones",
+                    type(e).__name__, e)
         return
     z0 = c.world.table_top_z
     T_ee_left = r.arms["left"].ee_pose().as_matrix()
@@ -341,7 +346,9 @@ def _regrasp_spots(c: ExpertContext) -> Iterator[list[float]]:
     it standing there and, with that grasp, the pad; best first."""
     try:
         r = _Reach(c)
-    except (AttributeError, KeyError):
+    except (AttributeError, KeyError) as e:  # a world without planners or the block's grasp frames
+        log.warning("handover_block expert: no screened handover points (%s: %s); trying the fixed ones",
+                    type(e).__name__, e)
         return
     z0 = c.world.table_top_z
     T_ee = r.arms["right"].ee_pose().as_matrix()
