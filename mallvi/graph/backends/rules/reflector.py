@@ -71,6 +71,10 @@ class RulesReflector:
                            held=lambda arm: key if held_state.get(arm) else None)
         failed = [r for r in results if not r.holds]
         target = _place_target(report)
+        if target is None and key in boxes and subtask.relation in ("slot", "at") and _moved_only(report):
+            # a push, pull or topple only brings the object within reach; the subtask is planned again from there
+            return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
+                           explanation=f"{subtask.obj.phrase} was moved, not yet put in its place")
         if target is not None and key in boxes and subtask.relation in ("slot", "at"):
             d = math.dist(boxes[key].centre_m[:2], target[:2])
             if d > PLACE_TOL_M:
@@ -113,6 +117,12 @@ def _moved(subtask: Subtask, before: dict[str, SceneObject], fresh: list[SceneOb
     except (ResolutionError, KeyError, StopIteration):
         return True
     return math.dist(old.position_m, now.position_m) > MOVED_MIN_M
+
+
+def _moved_only(report: ActorReport) -> bool:
+    """Whether the attempt moved an arm but put nothing down (a push, a pull, a topple): it cannot have placed the
+    subtask's object. A report without commands (a re-check of an earlier subtask) says nothing either way."""
+    return bool(report.commands) and not any(c.skill == "place_actor" for c in report.commands)
 
 
 def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
