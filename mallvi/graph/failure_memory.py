@@ -148,9 +148,13 @@ def decisive(m: FailedAttempt) -> bool:
     not change (``SETTLED_KINDS``), or a failure before the object was first taken (while it lay where it was
     planned from) unless its kind is one chance decides (``CHANCE_KINDS``: a miss, a slip). A failure after the
     object was taken (it slipped, was put off target) says nothing against
-    the attempt itself."""
+    the attempt itself. A push, pull or topple (no grasp, no place) whose calls all ran is decisive too: it is
+    repeated only where the object still lies (it did not move it), and there it would not move it again."""
     if m.kind in SETTLED_KINDS:
         return True
+    if m.failed_call is None and m.calls and not any(c.skill in GRASP_SKILLS or c.skill == "place_actor"
+                                                     for c in m.calls):
+        return True  # a push that ran to its end (no fault acts on one): where the object lies, it does the same
     if m.failed_call is None or m.kind in CHANCE_KINDS:
         return False
     first_take = next((i for i, c in enumerate(m.calls) if c.skill in GRASP_SKILLS), None)

@@ -368,3 +368,21 @@ def test_a_block_the_same_grasp_never_holds_is_taken_another_way_after_the_third
     plan = _think(at(-0.14, -0.05), memory)
     assert plan.strategy and plan.strategy != "direct left", plan.strategy  # another way
     assert repeats(plan.calls, at(-0.14, -0.05), memory) is None
+
+
+def test_a_push_that_ran_and_left_the_object_where_it_was_is_not_made_again_there() -> None:
+    """Development seed 13006 (handover_block, hard): the same nudge ran 140 times, every call succeeding, the bar
+    not moving; a push had no failed call, so nothing ruled it out."""
+    from mallvi.graph.backends.rules.strategies import nudge
+
+    green = _block("green", 0.30, -0.22)
+    localized = {"green_block": green}
+    push = nudge("right", green, SceneMemory(objects=[green]), localized, TABLE_Z, "right")
+    report = ActorReport(ok=True, message="all skills succeeded", commands=[
+        CommandRecord(skill=c.skill, arm=c.arm, args={}, ok=True, message="Action succeeded.") for c in push.calls])
+    v = Verdict(verdict="failure", failure_category="grasp_failed", blamed_agent="projector",
+                explanation="the green block did not move")
+    m = record(push, localized, report, None, v)
+    assert repeats(push.calls, localized, [m]) is m  # it lies where the push left it: the push would do the same
+    moved = {"green_block": _block("green", 0.24, -0.20)}
+    assert repeats(push.calls, moved, [m]) is None  # elsewhere (a fault moved it) the same calls may be made
