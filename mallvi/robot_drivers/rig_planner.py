@@ -4,7 +4,8 @@ Each arm gets an ``mplib.Planner`` on the simulator's Piper-kinematics URDF/SRDF
 piper_sdk's, and its ``ee_link`` is the driver's end-effector frame), placed at the calibrated mount. The camera's
 point cloud is added to each planning world as an octree; a straight end-effector move is planned as an mplib
 screw motion, which fails if any intermediate state collides with the cloud, the arm itself or leaves the joint
-limits. An instance is the ``planner`` hook of ``RigSkills``.
+limits; a move of under 1 cm where it stalls (the wrist's singularity) is made by joint interpolation checked
+against the same world (``short_move``). An instance is the ``planner`` hook of ``RigSkills``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
+from mallvi.robot_drivers.short_move import is_short, joint_line
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,7 @@ class MplibRigPlanner:
             emb = default_embodiment()
             urdf_path, srdf_path, ee_link = str(emb.urdf_path), str(emb.srdf_path), emb.ee_link
         self.cloud_resolution_m = cloud_resolution_m
+        self.joint_vel_limit_rad_s = joint_vel_limit_rad_s
         self._planners: dict[ArmSide, mplib.Planner] = {}
         for side, base in base_poses.items():
             with contextlib.redirect_stdout(io.StringIO()):  # mplib reports the model it loads on stdout
@@ -75,7 +78,41 @@ class MplibRigPlanner:
         with contextlib.redirect_stdout(io.StringIO()):
             raw = planner.plan_screw(_mp_pose(ee_path[-1]), q_full, qpos_step=0.02, time_step=dt_s)
         status = str(raw.get("status", "no status"))
-        if status != "Success":
-            return f"mplib screw plan failed ({status}): a collision with the point cloud or the arm itself, " \
-                   "or a joint limit on the way"
-        return np.asarray(raw["position"], dtype=float)
+        if status == "Success":
+            return np.asarray(raw["position"], dtype=float)
+        short = self._short_move(planner, ee_path[-1], q_full, dt_s)
+        if short is not None:
+            return short
+        return f"mplib screw plan failed ({status}): a collision with the point cloud or the arm itself, " \
+               "a joint limit on the way, or the wrist's singularity (joints 4 and 5 near 0)"
+
+    def _short_move(self, planner: mplib.Planner, goal: Pose, q_full: NDArray[np.float64],
+                    dt_s: float) -> NDArray[np.float64] | None:
+        """A straight move of under 1 cm whose screw plan stalled, by joint interpolation (``short_move``) to the
+        nearest collision-free IK solution, the waypoints checked against the cloud and the arm itself."""
+        idx = list(planner.move_group_joint_indices)
+        model = planner.pinocchio_model
+        ee_index = planner.link_name_2_idx[planner.move_group]
+        T_world_base = planner.robot.get_base_pose().to_transformation_matrix()
+
+        def fk(q_arm: NDArray[np.float64]) -> Pose:
+            q = q_full.copy()
+            q[idx] = q_arm
+            model.compute_forward_kinematics(q)
+            return Pose.from_matrix(T_world_base @ model.get_link_pose(ee_index).to_transformation_matrix())
+
+        def collides(q_arm: NDArray[np.float64]) -> bool:
+            planner.planning_world.set_qpos_all(q_arm)
+            return bool(planner.planning_world.is_state_colliding())
+
+        q_start = q_full[idx]
+        start = fk(q_start)
+        if not is_short(start, goal):
+            return None
+        goal_in_base = planner.robot.get_base_pose().inv() * _mp_pose(goal)
+        with contextlib.redirect_stdout(io.StringIO()):
+            status, q_ik = planner.IK(goal_in_base, q_full, return_closest=True)
+        if status != "Success" or q_ik is None:
+            return None
+        max_step_rad = 0.5 * self.joint_vel_limit_rad_s * dt_s
+        return joint_line(q_start, np.asarray(q_ik, dtype=float)[idx], start, goal, fk, collides, max_step_rad)

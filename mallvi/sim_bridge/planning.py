@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.embodiment.loader import Embodiment
+from mallvi.robot_drivers.short_move import is_short, joint_line
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +65,6 @@ ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation 
 RRT_TIME_LIMIT_S = 2.0  # wall time per RRT-Connect attempt
 RRT_ATTEMPTS = 3  # attempts when the previous one timed out
 IK_THRESHOLD = 1e-3  # mplib's IK success threshold (position error + quaternion error)
-# A straight move this short whose screw plan stalls (at the wrist's singularity, joint 5 near 0, the Jacobian's
-# step vanishes) is made by joint interpolation to an IK solution instead, checked to stay on the line.
-SHORT_MOVE_M = 0.01
-SHORT_TURN_RAD = math.radians(2.0)
-SHORT_OFF_LINE_M = 0.002  # how far the end effector may stray from the straight line during a short move
 SHORT_STEP_RAD = 0.01  # largest joint change between waypoints of a short move (0.5 rad/s at PATH_DT_S)
 SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
 
@@ -288,38 +284,27 @@ class ArmPlanner:
             self._planner.plan_screw, _mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05
         )
         result = self._result("screw", raw, t0, q_start)
-        if result.ok or np.linalg.norm(now.p - pose.p) > SHORT_MOVE_M or turn_rad > SHORT_TURN_RAD:
+        if result.ok or not is_short(now, pose):
             return result
-        short = self._short_straight(pose, q_start, now, turn_rad)
+        short = self._short_straight(pose, q_start, now)
         if short is None:
             return result
         return PlanResult(True, "ok (short move by joint interpolation)", "screw", short, PATH_DT_S,
                           time.perf_counter() - t0)  # fmt: skip
 
-    def _short_straight(
-        self, pose: Pose, q_start: NDArray[np.float64], now: Pose, turn_rad: float
-    ) -> NDArray[np.float64] | None:
-        """Waypoints of a short move from ``now`` (at ``q_start``) to ``pose`` by joint interpolation to the
-        nearest IK solution, or None when the interpolation strays more than ``SHORT_OFF_LINE_M`` from the
-        straight line, turns further than ``SHORT_TURN_RAD`` beyond the move's own turn, or collides (the screw
-        planner's world: arms, no scene objects)."""
+    def _short_straight(self, pose: Pose, q_start: NDArray[np.float64], now: Pose) -> NDArray[np.float64] | None:
+        """A short straight move whose screw plan stalled, by joint interpolation to the nearest IK solution
+        (``short_move``), checked in the screw planner's world (arms, no scene objects)."""
         q_goal, _ = self.ik(pose, q_start)
         if q_goal is None:
             return None
-        steps = max(2, math.ceil(float(np.max(np.abs(q_goal - q_start))) / SHORT_STEP_RAD))
-        fractions = np.linspace(0.0, 1.0, steps + 1)
-        path = q_start[None, :] + fractions[:, None] * (q_goal - q_start)[None, :]
         world = self._planner.planning_world
-        for frac, q in zip(fractions[1:], path[1:], strict=True):
-            on_line_m = now.p + frac * (pose.p - now.p)
-            ee = self.fk(q)
-            off_rad = 2.0 * math.acos(min(1.0, abs(float(np.dot(ee.q, pose.q)))))
-            if np.linalg.norm(ee.p - on_line_m) > SHORT_OFF_LINE_M or off_rad > turn_rad + SHORT_TURN_RAD:
-                return None
+
+        def collides(q: NDArray[np.float64]) -> bool:
             world.set_qpos_all(q)
-            if world.is_state_colliding():
-                return None
-        return path
+            return bool(world.is_state_colliding())
+
+        return joint_line(q_start, q_goal, now, pose, self.fk, collides, SHORT_STEP_RAD)
 
     @staticmethod
     def _guarded_call(fn: Callable[..., Mapping[str, object]], *args: object, **kwargs: object) -> Mapping[str, object]:

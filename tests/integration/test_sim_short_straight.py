@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.geometry import Pose
+from mallvi.robot_drivers import short_move
 from mallvi.sim_bridge import planning
 from mallvi.sim_bridge.world import SimWorld
 from tests.integration.test_sim_skill_arguments import TWO_CUBES
@@ -47,7 +48,7 @@ def test_the_short_straight_move_is_planned_on_the_line(world: SimWorld) -> None
     for q in plan.path_rad:
         p = planner.fk(q).p - start.p
         off_line_m = np.linalg.norm(p - line * np.clip(np.dot(p, line) / np.dot(line, line), 0.0, 1.0))
-        assert off_line_m <= planning.SHORT_OFF_LINE_M + 1e-6
+        assert off_line_m <= short_move.SHORT_OFF_LINE_M + 1e-6
     assert float(np.max(np.abs(np.diff(plan.path_rad, axis=0)))) <= planning.SHORT_STEP_RAD + 1e-9
 
 
