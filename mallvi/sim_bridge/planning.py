@@ -13,7 +13,6 @@ import contextlib
 import ctypes
 import io
 import logging
-import math
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.embodiment.loader import Embodiment
-from mallvi.robot_drivers.short_move import is_short, joint_line
+from mallvi.robot_drivers.short_move import is_short, joint_line, turn_rad
 
 log = logging.getLogger(__name__)
 
@@ -277,8 +276,7 @@ class ArmPlanner:
         """Screw motion: the end-effector moves on a straight line (and a constant-axis rotation) to ``pose``."""
         t0 = time.perf_counter()
         now = self.fk(q_start)
-        turn_rad = 2.0 * math.acos(min(1.0, abs(float(np.dot(now.q, pose.q)))))
-        if np.linalg.norm(now.p - pose.p) < 1e-4 and turn_rad < ALREADY_THERE_RAD:
+        if np.linalg.norm(now.p - pose.p) < 1e-4 and turn_rad(now, pose) < ALREADY_THERE_RAD:
             return PlanResult(True, "already there", "screw", q_start[None, :].copy(), PATH_DT_S, 0.0)
         raw = self._guarded_call(
             self._planner.plan_screw, _mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05
