@@ -107,7 +107,11 @@ class SimArm(Arm):
         return _pose_of(self.tcp_link.entity)
 
     def finger_gap_m(self) -> float:
-        return float(np.sum(np.asarray(self.articulation.get_qpos(), dtype=float)[self._finger_idx]))
+        return float(np.sum(self.finger_positions_m()))
+
+    def finger_positions_m(self) -> NDArray[np.float64]:
+        """Each finger's travel from closed (metres, the embodiment's finger joints in order)."""
+        return np.asarray(self.articulation.get_qpos(), dtype=float)[self._finger_idx]
 
     def gripper_opening(self) -> float:
         return self._gripper_cmd

@@ -65,7 +65,7 @@ class GraspReach:
         for tier in tiers:
             options = self.reachable_grasps(side, tier, pre_grasp_dis, grasp_dis, reasons)
             for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
-                plan = self.motion.plan(side, ee_for(frame, offset + pre_grasp_dis), "free")
+                plan = self.motion.plan(side, ee_for(frame, offset + pre_grasp_dis), "free", opening=1.0)
                 if isinstance(plan, Failure):
                     reasons.append(f"{key}: {plan}")
                     continue
@@ -115,7 +115,7 @@ class GraspReach:
         """
         rig = self.rig
         reasons: list[str] = []
-        self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}))
+        self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}), opening=1.0)
         reached = self.reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
         if reached is None:
             shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]

@@ -22,12 +22,16 @@ from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.robot_drivers.safety import refused
 from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
 from mallvi.sim_bridge import layout
-from mallvi.sim_bridge.planning import ArmPlanner, PlanResult
+from mallvi.sim_bridge.planning import RRT_ATTEMPTS, ArmPlanner, PlanResult
 from mallvi.sim_bridge.ports import Clock, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SimObject
 
 PlanKind = Literal["free", "straight", "straight_then_free"]
 OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting contacts are not collisions
+#: a free move is first planned with the object boxes this much larger per side than the objects (a margin for
+#: the planner's boxes and the tracked path); where start or goal has no such room, with the shrunk boxes
+FREE_MOVE_MARGIN_M = 0.015
+MARGIN_PASSES = ((FREE_MOVE_MARGIN_M, 1), (0.0, RRT_ATTEMPTS))  # (margin, RRT searches) of a free move, in turn
 
 
 @dataclass
@@ -58,18 +62,25 @@ class Motion:
     def _other(self, side: ArmSide) -> ArmSide:
         return "right" if side == "left" else "left"
 
-    def sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset()) -> None:
-        """Bring the planner's world up to date: other arm, scene objects (minus ``exclude``), held object."""
+    def sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset(),
+                     opening: float | None = None, margin_m: float = 0.0) -> None:
+        """Bring the planner's world up to date: both arms' fingers, other arm, scene objects (minus ``exclude``),
+        held object. ``opening`` (0..1): the gripper will open this far during the motion (see ``fingers_m``);
+        ``margin_m``: object boxes this much larger per side than the objects (else shrunk by
+        ``OBSTACLE_SHRINK_M``)."""
         rig = self.rig
         planner = self.planners[side]
-        planner.set_other_arm(rig.arms[self._other(side)].joint_positions_rad())
+        other = rig.arms[self._other(side)]
+        planner.set_other_arm(other.joint_positions_rad(), self.fingers_m(self._other(side)))
+        planner.set_fingers(self.fingers_m(side, opening))
         held = rig.holder.held_by(side)
         boxes: dict[str, tuple[tuple[float, float, float], Pose]] = {}
         if with_objects:
             for name, obj in self.objects.bodies.items():
                 if name == held or name in exclude or rig.holder.holder_of(name) is not None:
                     continue
-                size = tuple(max(0.004, s - 2 * OBSTACLE_SHRINK_M) for s in obj.size_m)
+                grow = margin_m if margin_m > 0.0 else -OBSTACLE_SHRINK_M
+                size = tuple(max(0.004, s + 2 * grow) for s in obj.size_m)
                 p = obj.entity.get_pose() * _bbox_center(obj)
                 boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))
         planner.set_object_boxes(boxes)
@@ -82,10 +93,19 @@ class Motion:
             shrunk = tuple(float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
             planner.attach_box(held or "held", (shrunk[0], shrunk[1], shrunk[2]), Pose.from_arrays(rel.p, rel.q))
 
+    def fingers_m(self, side: ArmSide, opening: float | None = None) -> NDArray[np.float64]:
+        """The widest each finger of ``side`` stands during a motion: where it is now, where it is commanded to go
+        and ``opening`` (0..1, a gripper opened along the motion), in metres from closed."""
+        arm = self.rig.arms[side]
+        widest = max(arm.gripper_opening(), opening or 0.0) * self.rig.embodiment.finger_travel_m
+        return np.maximum(arm.finger_positions_m(), widest)
+
     def plan(
-        self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()
+        self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset(),
+        opening: float | None = None,
     ) -> PlanResult | Failure:
-        """Check ``target`` with the guard and plan to it; returns the plan or why there is none."""
+        """Check ``target`` with the guard and plan to it; returns the plan or why there is none. ``opening``:
+        the gripper opens this far (0..1) along the motion, so the planner has the fingers that wide."""
         arm = self.rig.arms[side]
         reason = self.rig.guard.check_pose(side, target, current=arm.ee_pose())
         if reason is not None:
@@ -94,13 +114,16 @@ class Motion:
         planner = self.planners[side]
         result: PlanResult | None = None
         if kind in ("straight", "straight_then_free"):
-            self.sync_planner(side, with_objects=False)
+            self.sync_planner(side, with_objects=False, opening=opening)
             result = planner.plan_straight(target, q0)
             self._record(result)
         if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
-            self.sync_planner(side, with_objects=True, exclude=exclude)
-            result = planner.plan_to_pose(target, q0)
-            self._record(result)
+            for margin_m, attempts in MARGIN_PASSES:
+                self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m)
+                result = planner.plan_to_pose(target, q0, attempts)
+                self._record(result)
+                if result.ok:
+                    break
         assert result is not None
         if not result.ok:
             return Failure(_plan_failure_kind(result),
@@ -112,9 +135,12 @@ class Motion:
         reason = self.rig.guard.check_values(f"{side} joint target", q_goal)
         if reason is not None:
             return refused(reason)
-        self.sync_planner(side, with_objects=True)
-        result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad())
-        self._record(result)
+        for margin_m, attempts in MARGIN_PASSES:
+            self.sync_planner(side, with_objects=True, margin_m=margin_m)
+            result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad(), attempts)
+            self._record(result)
+            if result.ok:
+                break
         if not result.ok:
             return Failure(_plan_failure_kind(result), f"cannot move the {side} arm to its joint target: "
                                                        f"{result.message}")

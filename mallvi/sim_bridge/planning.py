@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import io
+import itertools
 import logging
 import os
 import sys
@@ -62,10 +63,11 @@ def quiet_planner_output(stderr: bool = False) -> Iterator[None]:
 PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
 ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation (and 0.1 mm in position) is done
 RRT_TIME_LIMIT_S = 2.0  # wall time per RRT-Connect attempt
-RRT_ATTEMPTS = 3  # attempts when the previous one timed out
+RRT_ATTEMPTS = 3  # attempts when the previous one timed out or its path touched an obstacle
 IK_THRESHOLD = 1e-3  # mplib's IK success threshold (position error + quaternion error)
 SHORT_STEP_RAD = 0.01  # largest joint change between waypoints of a short move (0.5 rad/s at PATH_DT_S)
 SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
+WAYPOINT_STEP_RAD = 0.05  # largest joint change between the waypoints given to time parameterisation
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,18 @@ def _mp_pose(pose: Pose) -> mplib.Pose:
 def _box_object(name: str, size_m: tuple[float, float, float], pose: Pose) -> fcl.FCLObject:
     shape = fcl.CollisionObject(fcl.Box(*[float(s) for s in size_m]))
     return fcl.FCLObject(name, _mp_pose(pose), [shape], [mplib.Pose()])
+
+
+def densify(path_rad: NDArray[np.float64], max_step_rad: float) -> NDArray[np.float64]:
+    """The same polyline in joint space with points inserted so no joint moves more than ``max_step_rad`` between
+    rows. mplib fits one spline through the waypoints, uniformly in their index: through an RRT path's few
+    waypoints it swings far off the straight segments that were collision-checked; through evenly spaced ones it
+    keeps to them."""
+    rows = [path_rad[:1]]
+    for a, b in itertools.pairwise(path_rad):
+        n = max(1, int(np.ceil(float(np.max(np.abs(b - a))) / max_step_rad)))
+        rows.append(a + np.outer(np.arange(1, n + 1) / n, b - a))
+    return np.vstack(rows)
 
 
 def clip_spline_overshoot(path_rad: NDArray[np.float64], q_start_rad: NDArray[np.float64],
@@ -132,8 +146,13 @@ class ArmPlanner:
                 joint_acc_limits=np.full(n, joint_acc_limit_rad_s2),
             )
         self._planner.set_base_pose(_mp_pose(base_pose))
+        topp = self._planner.TOPP  # every plan's waypoints are made even before they are time-parameterised
+        setattr(self._planner, "TOPP",  # noqa: B010 (mypy refuses assigning to a method)
+                lambda path, step=0.1, verbose=False: topp(densify(path, WAYPOINT_STEP_RAD), step, verbose))
         self._n_full = len(self._planner.user_joint_names)
         self._arm_idx = list(self._planner.move_group_joint_indices)
+        self._finger_idx = [self._planner.user_joint_names.index(n) for n in embodiment.finger_joints]
+        self._fingers_m = np.zeros(len(self._finger_idx))  # this arm's finger travel in the planning world
         other = mplib.ArticulatedModel(
             str(embodiment.urdf_path), str(embodiment.srdf_path), name=f"other_arm_of_{side}"
         )
@@ -153,12 +172,21 @@ class ArmPlanner:
     def _full(self, q_arm: NDArray[np.float64]) -> NDArray[np.float64]:
         q = np.zeros(self._n_full)
         q[self._arm_idx] = q_arm
+        q[self._finger_idx] = self._fingers_m
         return q
 
-    def set_other_arm(self, q_other_arm: NDArray[np.float64]) -> None:
-        """Place the other arm's collision model at its current joint positions."""
+    def set_fingers(self, fingers_m: NDArray[np.float64]) -> None:
+        """This arm's finger travel (metres from closed, per finger joint) for every later plan and IK check:
+        open fingers reach ``finger_travel_m`` further sideways than closed ones."""
+        self._fingers_m = np.asarray(fingers_m, dtype=float).copy()
+
+    def set_other_arm(self, q_other_arm: NDArray[np.float64],
+                      fingers_m: NDArray[np.float64] | None = None) -> None:
+        """Place the other arm's collision model at its current joint positions (fingers closed unless given)."""
         q = np.zeros(self._n_full)
-        q[: len(q_other_arm)] = q_other_arm
+        q[self._arm_idx] = q_other_arm
+        if fingers_m is not None:
+            q[self._finger_idx] = fingers_m
         self._other.set_qpos(q, True)
 
     def set_object_boxes(self, boxes: Mapping[str, tuple[tuple[float, float, float], Pose]]) -> None:
@@ -239,16 +267,22 @@ class ArmPlanner:
         return PlanResult(True, "ok", planner, clip_spline_overshoot(path, q_start, self.joint_limits_rad),
                           PATH_DT_S, dt)
 
-    def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> PlanResult:
-        """RRT-Connect to a joint configuration (collision-checked)."""
+    def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64],
+                     attempts: int = RRT_ATTEMPTS) -> PlanResult:
+        """RRT-Connect to a joint configuration (collision-checked), in up to ``attempts`` searches."""
         t0 = time.perf_counter()
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S, 0.0)
-        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start), t0, q_start)
+        if self.touches(q_start[None, :]) or self.touches(q_goal[None, :]):
+            return self._result("rrt_connect", {"status": "the start or the goal is in collision"}, t0, q_start)
+        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, attempts), t0, q_start)
 
-    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
-        """RRT-Connect to an end-effector pose: IK (closest collision-free solution), then a joint-space plan."""
+    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64], attempts: int = RRT_ATTEMPTS) -> PlanResult:
+        """RRT-Connect to an end-effector pose: IK (closest collision-free solution), then a joint-space plan in up
+        to ``attempts`` searches."""
         t0 = time.perf_counter()
+        if self.touches(q_start[None, :]):
+            return self._result("rrt_connect", {"status": "the start is in collision"}, t0, q_start)
         q_goal, why = self.ik(pose, q_start)
         if q_goal is None:
             empty = np.zeros((0, len(q_start)))
@@ -256,21 +290,36 @@ class ArmPlanner:
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S,
                               time.perf_counter() - t0)  # fmt: skip
-        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start), t0, q_start)
+        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, attempts), t0, q_start)
 
-    def _rrt_connect(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64]) -> Mapping[str, object]:
-        """RRT-Connect with a wall-time limit per attempt; a search that used its whole limit (a time-out, more
-        frequent on a loaded machine) is tried again, up to ``RRT_ATTEMPTS`` times. A failure before the limit
-        (e.g. a start in collision) is final."""
+    def _rrt_connect(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64],
+                     attempts: int = RRT_ATTEMPTS) -> Mapping[str, object]:
+        """RRT-Connect with a wall-time limit per attempt. A search that used its whole limit (a time-out, more
+        frequent on a loaded machine) is tried again, up to ``attempts`` times, and so is a plan whose
+        time-parameterised path touches an obstacle (RRT checks its edges at a coarse resolution). A failure before
+        the limit (e.g. a start in collision) is final."""
         raw: Mapping[str, object] = {"status": "not planned"}
-        for _ in range(RRT_ATTEMPTS):
+        for _ in range(attempts):
             t0 = time.perf_counter()
             raw = self._guarded_call(self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start),
                                      time_step=PATH_DT_S, planning_time=RRT_TIME_LIMIT_S)  # fmt: skip
-            timed_out = time.perf_counter() - t0 >= 0.9 * RRT_TIME_LIMIT_S
-            if raw.get("status") == "Success" or not timed_out:
+            if raw.get("status") == "Success":
+                if not self.touches(np.asarray(raw["position"], dtype=float)):
+                    return raw
+                raw = {"status": "the path found touches an obstacle between the waypoints RRT-Connect checked"}
+                continue
+            if time.perf_counter() - t0 < 0.9 * RRT_TIME_LIMIT_S:
                 break
         return raw
+
+    def touches(self, path_rad: NDArray[np.float64]) -> bool:
+        """Whether the arm (or what it holds) is in collision at some row of ``path_rad`` in the planning world."""
+        robot, world = self._planner.robot, self._planner.planning_world
+        for q in path_rad:
+            robot.set_qpos(self._full(q), True)  # the whole model: this arm's fingers as last set
+            if world.is_state_colliding():
+                return True
+        return False
 
     def plan_straight(self, pose: Pose, q_start: NDArray[np.float64]) -> PlanResult:
         """Screw motion: the end-effector moves on a straight line (and a constant-axis rotation) to ``pose``."""

@@ -398,7 +398,7 @@ class SimSkills:
         if bad is not None:
             return refused(bad).result()
         for side in ARM_SIDES:  # plan both before moving either: a refusal moves nothing
-            plan = self.motion.plan(side, targets[side], "straight_then_free")
+            plan = self.motion.plan(side, targets[side], "straight_then_free", opening=grippers[side])
             if isinstance(plan, Failure):
                 return plan.result()
             plans[side] = plan

@@ -106,6 +106,10 @@ class ExpertContext:
             return False
         return self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list, **kw).ok
 
+    def can_place(self, name: str, arm: ArmSide, target: Sequence[float], pre_dis: float, dis: float) -> bool:
+        """Whether ``arm`` (holding ``name``) has IK for a pre-place and place pose at ``target``, at some yaw."""
+        return next(self._reachable_place_yaws(name, arm, [float(v) for v in target], pre_dis, dis), None) is not None
+
     def holder(self, arm: ArmSide) -> str | None:
         """What ``arm`` holds now (privileged), or None."""
         world: Any = self.world  # privileged: the simulator's grasp record

@@ -20,6 +20,11 @@ BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm whe
 BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
 BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
+#: where the right arm may stand a bottle for the left arm, in order of preference (world x, y; metres)
+RELAY_SPOTS_XY = ((-0.01, -0.13), (-0.01, -0.07), (0.02, -0.13), (-0.04, -0.10), (-0.01, -0.01),
+                  (0.02, -0.04), (-0.04, -0.04))
+RELAY_PRE_DIS_M = 0.03  # the relayed bottle is lowered onto its spot from this high
+RELAY_ROOM_M = 0.17  # a relay spot this far from every bottle still on the table is taken at once
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
 #: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
 MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)
@@ -302,12 +307,29 @@ def _neck_grasp(c: ExpertContext, name: str, arm: ArmSide, stand_xy: tuple[float
     return _pick_by_points(c, name, arm, neck)
 
 
+def _relay_spot(c: ExpertContext, name: str, z_m: float) -> tuple[float, float]:
+    """The first of ``RELAY_SPOTS_XY`` where the right arm can set ``name`` down and which is at least
+    ``RELAY_ROOM_M`` from every other bottle still on the table (the carry there, the slide off it and the left arm's
+    grasp there sweep that far), else the reachable one farthest from them."""
+    bin_xy = pos(c.world, "dustbin")[:2]
+    standing = [pos(c.world, n)[:2] for n in ("bottle1", "bottle2", "bottle3")
+                if n != name and float(np.linalg.norm(pos(c.world, n)[:2] - bin_xy)) > 0.2]
+
+    def room(xy: tuple[float, float]) -> float:
+        return min((float(np.linalg.norm(np.subtract(xy, b))) for b in standing), default=math.inf)
+
+    spots = [xy for xy in RELAY_SPOTS_XY if c.can_place(name, "right", [*xy, z_m], RELAY_PRE_DIS_M, 0.0)]
+    if not spots:
+        return RELAY_SPOTS_XY[0]
+    return next((xy for xy in spots if room(xy) >= RELAY_ROOM_M), max(spots, key=room))
+
+
 def put_bottles_dustbin(c: ExpertContext) -> None:
     """Top-down neck grasps (a side-grasped bottle over the rim is out of reach). The left arm takes the bottles
     on its side of the centre line; the right arm relays the others, nearest first, through the middle of the table."""
     drop = point(c.world, "dustbin", "drop")
     z0 = c.world.table_top_z
-    relay_xy = (-0.01, -0.13)
+    relay_xy = RELAY_SPOTS_XY[0]
     by_x = sorted(("bottle1", "bottle2", "bottle3"), key=lambda n: float(pos(c.world, n)[0]))
     # the right arm's bottles nearest the relay spot first: a carry to it, or the way home from it, sweeps a bottle
     # still standing between the spot and the arm
@@ -321,7 +343,8 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
         if name in right or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
             if not _neck_grasp(c, name, "right", (0.15, -0.10)):
                 continue
-            _put_down(c, name, "right", [*relay_xy, z0 + 0.005], pre_dis=0.03, clear_m=RELAY_CLEAR_M)
+            relay = _relay_spot(c, name, z0 + 0.005)
+            _put_down(c, name, "right", [*relay, z0 + 0.005], pre_dis=RELAY_PRE_DIS_M, clear_m=RELAY_CLEAR_M)
             if not _pick_by_points(c, name, "left", (4, 5)):
                 continue
         _put_down(c, name, "left", spots.pop(0), pre_dis=0.0)

@@ -1,0 +1,98 @@
+"""Free moves among the objects are planned with the gripper as wide as it is and executed on the path that was
+checked. Before, the planner had the fingers closed while they stood 4 cm further out each side, and fitted one
+spline through an RRT path's few waypoints, which swung off the checked segments: an arm on its way home knocked
+over standing bottles its plan had avoided (put_bottles_dustbin, development seeds 740006 and 740046)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import mplib
+import numpy as np
+import pytest
+
+from mallvi.contracts.geometry import Pose
+from mallvi.sim_bridge.planning import WAYPOINT_STEP_RAD, densify
+from mallvi.sim_bridge.world import SimWorld
+from tests.integration.test_sim_skill_arguments import TWO_CUBES
+
+CUBE_M = 0.01
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[SimWorld]:
+    w = SimWorld.create(TWO_CUBES, seed=3, render=False)
+    w.settle()
+    yield w
+    w.close()
+
+
+def _beside_the_open_fingers(world: SimWorld) -> dict[str, tuple[tuple[float, float, float], Pose]]:
+    """Two 1 cm cubes where the left arm's open fingers stand and closed ones do not: 0.045 m either side of the
+    grasp axis (closed fingers end 0.012 m out, open ones span 0.040-0.052 m), 0.10 m along the approach."""
+    T = world.arms["left"].ee_pose().as_matrix()
+    cubes = {}
+    for i, side in enumerate((1.0, -1.0)):
+        p = T[:3, 3] + 0.10 * T[:3, 0] + side * 0.045 * T[:3, 1]
+        cubes[f"cube{i}"] = ((CUBE_M, CUBE_M, CUBE_M), Pose.from_arrays(p, Pose.from_matrix(T).quat_wxyz))
+    return cubes
+
+
+def test_the_planner_has_the_fingers_as_open_as_they_are(world: SimWorld) -> None:
+    motion, planner = world.skills.motion, world.planners["left"]
+    q = world.arms["left"].joint_positions_rad()
+    assert world.arms["left"].gripper_opening() == pytest.approx(1.0)
+    motion.sync_planner("left", with_objects=False)
+    np.testing.assert_allclose(motion.fingers_m("left"), [0.04, 0.04], atol=2e-3)
+    planner.set_object_boxes(_beside_the_open_fingers(world))
+    try:
+        assert planner.touches(q[None, :])  # the open fingers stand in the cubes
+        planner.set_fingers(np.zeros(2))
+        assert not planner.touches(q[None, :])  # closed fingers (the old model) would not
+    finally:
+        motion.sync_planner("left", with_objects=True)
+
+
+def test_a_gripper_about_to_open_is_planned_open(world: SimWorld) -> None:
+    arm = world.arms["left"]
+    arm.set_gripper(0.0)
+    try:
+        motion = world.skills.motion
+        assert float(np.max(motion.fingers_m("left"))) < 0.005
+        np.testing.assert_allclose(motion.fingers_m("left", opening=1.0), [0.04, 0.04], atol=1e-9)
+    finally:
+        arm.set_gripper(1.0)
+
+
+def _off_polyline_rad(rows: np.ndarray, polyline: np.ndarray) -> float:
+    """The largest joint-space distance of ``rows`` from the polyline through ``polyline``'s rows."""
+    worst = 0.0
+    for q in rows:
+        best = np.inf
+        for a, b in itertools.pairwise(polyline):
+            t = float(np.clip(np.dot(q - a, b - a) / np.dot(b - a, b - a), 0.0, 1.0))
+            best = min(best, float(np.linalg.norm(q - (a + t * (b - a)))))
+        worst = max(worst, best)
+    return worst
+
+
+def test_the_timed_path_keeps_to_the_checked_segments(world: SimWorld) -> None:
+    """Three waypoints, one long and one short segment with a corner between, as RRT-Connect returns them."""
+    waypoints = np.array([[0.0, 1.4, -0.5, 0.0, 0.7, 0.0],
+                          [0.9, 2.0, -1.2, 0.3, 0.2, 0.4],
+                          [1.0, 2.1, -1.0, 0.3, 0.3, 0.4]])  # fmt: skip
+    planner = world.planners["left"]._planner
+    raw = mplib.Planner.TOPP(planner, waypoints, 0.02)[1]  # mplib's own: one spline through the waypoints
+    ours = planner.TOPP(waypoints, 0.02)[1]
+    assert _off_polyline_rad(raw, waypoints) > 0.05  # what this exists for
+    assert _off_polyline_rad(ours, waypoints) < 0.01
+    np.testing.assert_allclose(ours[-1], waypoints[-1], atol=1e-6)
+
+
+def test_densify_keeps_the_waypoints_and_bounds_each_step() -> None:
+    path = np.array([[0.0, 0.0], [0.3, -0.1], [0.3, 0.0]])
+    dense = densify(path, WAYPOINT_STEP_RAD)
+    assert float(np.max(np.abs(np.diff(dense, axis=0)))) <= WAYPOINT_STEP_RAD + 1e-12
+    for row in path:
+        assert np.min(np.linalg.norm(dense - row, axis=1)) < 1e-12
