@@ -52,25 +52,28 @@ class GraspReach:
         self.faults = faults
 
     def reach_grasp(self, side: ArmSide, actor: str, frames: list[tuple[str, Pose]], pre_grasp_dis: float,
-                    grasp_dis: float, reasons: list[str]) -> tuple[str, Pose] | None:
+                    grasp_dis: float, reasons: list[str], closed_fingers: bool = False) -> tuple[str, Pose] | None:
         """Bring the open gripper to a grasp of ``actor``: free motion to the pre-grasp pose, then straight in.
 
         Candidates are tried in tiers: the upright grasps, then the top-down ones leaned by each of
         ``TOP_GRASP_LEANS_DEG`` (for objects at the edge of the reach, or near the arm's base where a straight
         vertical approach cannot be planned). Within a tier the three with the least joint travel are tried.
-        Returns the (key, frame) reached, or None with the reasons appended to ``reasons``.
+        Returns the (key, frame) reached, or None with the reasons appended to ``reasons``. ``closed_fingers``:
+        both moves are planned with both grippers closed (``Motion.sync_planner``).
         """
         offset = self.rig.embodiment.tcp_offset_m
         tiers = [frames] + [leaned_top_grasps(frames, lean) for lean in TOP_GRASP_LEANS_DEG]
         for tier in tiers:
             options = self.reachable_grasps(side, tier, pre_grasp_dis, grasp_dis, reasons)
             for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
-                plan = self.motion.plan(side, ee_for(frame, offset + pre_grasp_dis), "free", opening=1.0)
+                plan = self.motion.plan(side, ee_for(frame, offset + pre_grasp_dis), "free", opening=1.0,
+                                        closed_fingers=closed_fingers)
                 if isinstance(plan, Failure):
                     reasons.append(f"{key}: {plan}")
                     continue
                 self.motion.execute({side: plan}, gripper_to={side: 1.0})
-                why = self.motion.move(side, ee_for(frame, offset + grasp_dis), "straight", frozenset({actor}))
+                why = self.motion.move(side, ee_for(frame, offset + grasp_dis), "straight", frozenset({actor}),
+                                       closed_fingers)
                 if why is not None:  # nothing moved on this failure: the arm waits at the pre-grasp pose
                     reasons.append(f"{key}: approach to {actor} failed: {why}")
                     continue
@@ -115,8 +118,15 @@ class GraspReach:
         """
         rig = self.rig
         reasons: list[str] = []
-        self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}), opening=1.0)
-        reached = self.reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons)
+        reached = None
+        # the open fingers first; where the objects' boxes (larger than the objects: a pan's box spans its handle,
+        # a held object's neighbour) leave them no room, closed ones as the coarser check
+        for closed in (False, True):
+            self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}), opening=1.0,
+                                     closed_fingers=closed)
+            reached = self.reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons, closed)
+            if reached is not None:
+                break
         if reached is None:
             shown = reasons if len(reasons) <= 4 else [*reasons[:2], f"... {len(reasons) - 4} more ...", *reasons[-2:]]
             return Failure(FailureKind.UNREACHABLE,

@@ -22,7 +22,7 @@ from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.robot_drivers.safety import refused
 from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
 from mallvi.sim_bridge import layout
-from mallvi.sim_bridge.planning import RRT_ATTEMPTS, ArmPlanner, PlanResult
+from mallvi.sim_bridge.planning import RRT_SEARCHES, ArmPlanner, PlanResult
 from mallvi.sim_bridge.ports import Clock, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SimObject
 
@@ -31,7 +31,7 @@ OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting c
 #: a free move is first planned with the object boxes this much larger per side than the objects (a margin for
 #: the planner's boxes and the tracked path); where start or goal has no such room, with the shrunk boxes
 FREE_MOVE_MARGIN_M = 0.015
-MARGIN_PASSES = ((FREE_MOVE_MARGIN_M, 1), (0.0, RRT_ATTEMPTS))  # (margin, RRT searches) of a free move, in turn
+MARGIN_PASSES = ((FREE_MOVE_MARGIN_M, 1), (0.0, RRT_SEARCHES))  # (margin, RRT searches) of a free move, in turn
 
 
 @dataclass
@@ -63,16 +63,19 @@ class Motion:
         return "right" if side == "left" else "left"
 
     def sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset(),
-                     opening: float | None = None, margin_m: float = 0.0) -> None:
+                     opening: float | None = None, margin_m: float = 0.0, closed_fingers: bool = False) -> None:
         """Bring the planner's world up to date: both arms' fingers, other arm, scene objects (minus ``exclude``),
         held object. ``opening`` (0..1): the gripper will open this far during the motion (see ``fingers_m``);
         ``margin_m``: object boxes this much larger per side than the objects (else shrunk by
-        ``OBSTACLE_SHRINK_M``)."""
+        ``OBSTACLE_SHRINK_M``); ``closed_fingers``: both grippers planned closed, whatever they are (a coarser
+        check for where the object boxes, larger than the objects, leave open fingers no room)."""
         rig = self.rig
         planner = self.planners[side]
-        other = rig.arms[self._other(side)]
-        planner.set_other_arm(other.joint_positions_rad(), self.fingers_m(self._other(side)))
-        planner.set_fingers(self.fingers_m(side, opening))
+        other = self._other(side)
+        closed = np.zeros(len(rig.embodiment.finger_joints))
+        other_fingers = closed if closed_fingers else self.fingers_m(other)
+        planner.set_other_arm(rig.arms[other].joint_positions_rad(), other_fingers)
+        planner.set_fingers(closed if closed_fingers else self.fingers_m(side, opening))
         held = rig.holder.held_by(side)
         boxes: dict[str, tuple[tuple[float, float, float], Pose]] = {}
         if with_objects:
@@ -102,10 +105,11 @@ class Motion:
 
     def plan(
         self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset(),
-        opening: float | None = None,
+        opening: float | None = None, closed_fingers: bool = False,
     ) -> PlanResult | Failure:
         """Check ``target`` with the guard and plan to it; returns the plan or why there is none. ``opening``:
-        the gripper opens this far (0..1) along the motion, so the planner has the fingers that wide."""
+        the gripper opens this far (0..1) along the motion, so the planner has the fingers that wide;
+        ``closed_fingers``: see ``sync_planner``."""
         arm = self.rig.arms[side]
         reason = self.rig.guard.check_pose(side, target, current=arm.ee_pose())
         if reason is not None:
@@ -114,13 +118,14 @@ class Motion:
         planner = self.planners[side]
         result: PlanResult | None = None
         if kind in ("straight", "straight_then_free"):
-            self.sync_planner(side, with_objects=False, opening=opening)
+            self.sync_planner(side, with_objects=False, opening=opening, closed_fingers=closed_fingers)
             result = planner.plan_straight(target, q0)
             self._record(result)
         if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
-            for margin_m, attempts in MARGIN_PASSES:
-                self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m)
-                result = planner.plan_to_pose(target, q0, attempts)
+            for margin_m, searches in MARGIN_PASSES:
+                self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m,
+                                  closed_fingers=closed_fingers)
+                result = planner.plan_to_pose(target, q0, searches)
                 self._record(result)
                 if result.ok:
                     break
@@ -135,9 +140,9 @@ class Motion:
         reason = self.rig.guard.check_values(f"{side} joint target", q_goal)
         if reason is not None:
             return refused(reason)
-        for margin_m, attempts in MARGIN_PASSES:
+        for margin_m, searches in MARGIN_PASSES:
             self.sync_planner(side, with_objects=True, margin_m=margin_m)
-            result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad(), attempts)
+            result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad(), searches)
             self._record(result)
             if result.ok:
                 break
@@ -181,10 +186,11 @@ class Motion:
         self.stats.moved_s += (n + SETTLE_STEPS) * dt
 
     def move(
-        self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset()
+        self, side: ArmSide, target: Pose, kind: PlanKind, exclude: frozenset[str] = frozenset(),
+        closed_fingers: bool = False,
     ) -> Failure | None:
         """Plan and execute one arm's motion; None on success, else why not (nothing moved)."""
-        plan = self.plan(side, target, kind, exclude)
+        plan = self.plan(side, target, kind, exclude, closed_fingers=closed_fingers)
         if isinstance(plan, Failure):
             return plan
         self.execute({side: plan})

@@ -63,7 +63,8 @@ def quiet_planner_output(stderr: bool = False) -> Iterator[None]:
 PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
 ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation (and 0.1 mm in position) is done
 RRT_TIME_LIMIT_S = 2.0  # wall time per RRT-Connect attempt
-RRT_ATTEMPTS = 3  # attempts when the previous one timed out or its path touched an obstacle
+RRT_ATTEMPTS = 3  # searches when the previous one timed out
+RRT_SEARCHES = 8  # searches in all, when the paths found touch an obstacle (each takes a few tens of ms)
 IK_THRESHOLD = 1e-3  # mplib's IK success threshold (position error + quaternion error)
 SHORT_STEP_RAD = 0.01  # largest joint change between waypoints of a short move (0.5 rad/s at PATH_DT_S)
 SPLINE_OVERSHOOT_RAD = 0.05  # past a joint limit, at most this much is taken as spline overshoot and clipped
@@ -108,6 +109,20 @@ def densify(path_rad: NDArray[np.float64], max_step_rad: float) -> NDArray[np.fl
     return np.vstack(rows)
 
 
+def _even_topp(topp: Callable[..., tuple[object, ...]]) -> Callable[..., tuple[object, ...]]:
+    """mplib's time parameterisation on evenly spaced waypoints (``densify``). Where toppra finds the dense path
+    uncontrollable (a sharp corner), the given waypoints are parameterised as before; the timed path is checked for
+    collisions afterwards either way (``ArmPlanner.touches``)."""
+
+    def even(path: NDArray[np.float64], step: float = 0.1, verbose: bool = False) -> tuple[object, ...]:
+        try:
+            return topp(densify(path, WAYPOINT_STEP_RAD), step, verbose)
+        except RuntimeError:
+            return topp(path, step, verbose)
+
+    return even
+
+
 def clip_spline_overshoot(path_rad: NDArray[np.float64], q_start_rad: NDArray[np.float64],
                           limits_rad: NDArray[np.float64]) -> NDArray[np.float64]:
     """Clip the samples of a time-parameterised path that overshoot a joint limit by at most
@@ -146,9 +161,7 @@ class ArmPlanner:
                 joint_acc_limits=np.full(n, joint_acc_limit_rad_s2),
             )
         self._planner.set_base_pose(_mp_pose(base_pose))
-        topp = self._planner.TOPP  # every plan's waypoints are made even before they are time-parameterised
-        setattr(self._planner, "TOPP",  # noqa: B010 (mypy refuses assigning to a method)
-                lambda path, step=0.1, verbose=False: topp(densify(path, WAYPOINT_STEP_RAD), step, verbose))
+        setattr(self._planner, "TOPP", _even_topp(self._planner.TOPP))  # noqa: B010 (mypy: assigning to a method)
         self._n_full = len(self._planner.user_joint_names)
         self._arm_idx = list(self._planner.move_group_joint_indices)
         self._finger_idx = [self._planner.user_joint_names.index(n) for n in embodiment.finger_joints]
@@ -268,18 +281,18 @@ class ArmPlanner:
                           PATH_DT_S, dt)
 
     def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64],
-                     attempts: int = RRT_ATTEMPTS) -> PlanResult:
-        """RRT-Connect to a joint configuration (collision-checked), in up to ``attempts`` searches."""
+                     searches: int = RRT_SEARCHES) -> PlanResult:
+        """RRT-Connect to a joint configuration (collision-checked), in up to ``searches`` searches."""
         t0 = time.perf_counter()
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S, 0.0)
         if self.touches(q_start[None, :]) or self.touches(q_goal[None, :]):
             return self._result("rrt_connect", {"status": "the start or the goal is in collision"}, t0, q_start)
-        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, attempts), t0, q_start)
+        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, searches), t0, q_start)
 
-    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64], attempts: int = RRT_ATTEMPTS) -> PlanResult:
+    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64], searches: int = RRT_SEARCHES) -> PlanResult:
         """RRT-Connect to an end-effector pose: IK (closest collision-free solution), then a joint-space plan in up
-        to ``attempts`` searches."""
+        to ``searches`` searches."""
         t0 = time.perf_counter()
         if self.touches(q_start[None, :]):
             return self._result("rrt_connect", {"status": "the start is in collision"}, t0, q_start)
@@ -290,25 +303,28 @@ class ArmPlanner:
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S,
                               time.perf_counter() - t0)  # fmt: skip
-        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, attempts), t0, q_start)
+        return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, searches), t0, q_start)
 
     def _rrt_connect(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64],
-                     attempts: int = RRT_ATTEMPTS) -> Mapping[str, object]:
-        """RRT-Connect with a wall-time limit per attempt. A search that used its whole limit (a time-out, more
-        frequent on a loaded machine) is tried again, up to ``attempts`` times, and so is a plan whose
-        time-parameterised path touches an obstacle (RRT checks its edges at a coarse resolution). A failure before
-        the limit (e.g. a start in collision) is final."""
+                     searches: int = RRT_SEARCHES) -> Mapping[str, object]:
+        """RRT-Connect with a wall-time limit per search, in up to ``searches`` searches. A search that used its
+        whole limit (a time-out, more frequent on a loaded machine) is tried again up to ``RRT_ATTEMPTS`` times
+        in all, and so is a plan whose time-parameterised path touches an obstacle: RRT-Connect checks the long
+        edges of its shortened path at a coarse resolution, which passes through thin obstacles (a mug rack's
+        box). A failure before the limit (e.g. a start in collision) is final."""
         raw: Mapping[str, object] = {"status": "not planned"}
-        for _ in range(attempts):
+        timeouts = 0
+        for _ in range(searches):
             t0 = time.perf_counter()
             raw = self._guarded_call(self._planner.plan_qpos, [self._full(q_goal)], self._full(q_start),
                                      time_step=PATH_DT_S, planning_time=RRT_TIME_LIMIT_S)  # fmt: skip
             if raw.get("status") == "Success":
                 if not self.touches(np.asarray(raw["position"], dtype=float)):
                     return raw
-                raw = {"status": "the path found touches an obstacle between the waypoints RRT-Connect checked"}
+                raw = {"status": "every path found touches an obstacle between the waypoints RRT-Connect checked"}
                 continue
-            if time.perf_counter() - t0 < 0.9 * RRT_TIME_LIMIT_S:
+            timeouts += 1
+            if time.perf_counter() - t0 < 0.9 * RRT_TIME_LIMIT_S or timeouts >= RRT_ATTEMPTS:
                 break
         return raw
 
