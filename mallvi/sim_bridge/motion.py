@@ -29,9 +29,12 @@ from mallvi.sim_bridge.scene_spec import SimObject
 PlanKind = Literal["free", "straight", "straight_then_free"]
 OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting contacts are not collisions
 #: a free move is first planned with the object boxes this much larger per side than the objects (a margin for
-#: the planner's boxes and the tracked path); where start or goal has no such room, with the shrunk boxes
+#: the planner's boxes and the tracked path); where the start or goal has no such room, with the shrunk boxes
 FREE_MOVE_MARGIN_M = 0.015
-MARGIN_PASSES = ((FREE_MOVE_MARGIN_M, 1), (0.0, RRT_SEARCHES))  # (margin, RRT searches) of a free move, in turn
+#: a free move's planning passes, in turn: (box margin per side, grippers planned closed, RRT searches). The
+#: last, closed, pass is for a gripper that opened beside what it let go of (its open fingers start in the
+#: shrunk boxes of a placed can's neighbours or a bin's wall)
+FREE_PASSES = ((FREE_MOVE_MARGIN_M, False, 1), (0.0, False, RRT_SEARCHES), (0.0, True, RRT_SEARCHES))
 
 
 @dataclass
@@ -118,14 +121,17 @@ class Motion:
         planner = self.planners[side]
         result: PlanResult | None = None
         if kind in ("straight", "straight_then_free"):
-            self.sync_planner(side, with_objects=False, opening=opening, closed_fingers=closed_fingers)
-            result = planner.plan_straight(target, q0)
-            self._record(result)
+            for closed in sorted({closed_fingers, True}):  # open fingers first, closed as the coarser check
+                self.sync_planner(side, with_objects=False, opening=opening, closed_fingers=closed)
+                result = planner.plan_straight(target, q0)
+                self._record(result)
+                if result.ok:
+                    break
         if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
-            for margin_m, searches in MARGIN_PASSES:
+            for margin_m, closed, searches in _free_passes(closed_fingers):
                 self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m,
-                                  closed_fingers=closed_fingers)
-                result = planner.plan_to_pose(target, q0, searches)
+                                  closed_fingers=closed)
+                result = planner.plan_to_pose(target, q0, searches, free_start=margin_m > 0.0)
                 self._record(result)
                 if result.ok:
                     break
@@ -140,9 +146,10 @@ class Motion:
         reason = self.rig.guard.check_values(f"{side} joint target", q_goal)
         if reason is not None:
             return refused(reason)
-        for margin_m, searches in MARGIN_PASSES:
-            self.sync_planner(side, with_objects=True, margin_m=margin_m)
-            result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad(), searches)
+        for margin_m, closed, searches in FREE_PASSES:
+            self.sync_planner(side, with_objects=True, margin_m=margin_m, closed_fingers=closed)
+            result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad(), searches,
+                                                      free_start=margin_m > 0.0)
             self._record(result)
             if result.ok:
                 break
@@ -195,6 +202,13 @@ class Motion:
             return plan
         self.execute({side: plan})
         return None
+
+
+def _free_passes(closed_fingers: bool) -> tuple[tuple[float, bool, int], ...]:
+    """``FREE_PASSES``, or only the closed ones when the caller asked for closed fingers."""
+    if not closed_fingers:
+        return FREE_PASSES
+    return tuple((margin_m, True, searches) for margin_m, _, searches in FREE_PASSES[:2])
 
 
 def _plan_failure_kind(result: PlanResult) -> FailureKind:

@@ -64,6 +64,7 @@ PATH_DT_S = 0.02  # spacing of the time-parameterised waypoints
 ALREADY_THERE_RAD = 1e-3  # a straight move to a pose this close in orientation (and 0.1 mm in position) is done
 RRT_TIME_LIMIT_S = 2.0  # wall time per RRT-Connect attempt
 RRT_ATTEMPTS = 3  # searches when the previous one timed out
+START_CONTACT_RAD = 0.1  # a path may leave a contact it starts in within this joint travel
 RRT_SEARCHES = 8  # searches in all, when the paths found touch an obstacle (each takes a few tens of ms)
 IK_THRESHOLD = 1e-3  # mplib's IK success threshold (position error + quaternion error)
 SHORT_STEP_RAD = 0.01  # largest joint change between waypoints of a short move (0.5 rad/s at PATH_DT_S)
@@ -281,20 +282,22 @@ class ArmPlanner:
                           PATH_DT_S, dt)
 
     def plan_to_qpos(self, q_goal: NDArray[np.float64], q_start: NDArray[np.float64],
-                     searches: int = RRT_SEARCHES) -> PlanResult:
-        """RRT-Connect to a joint configuration (collision-checked), in up to ``searches`` searches."""
+                     searches: int = RRT_SEARCHES, free_start: bool = False) -> PlanResult:
+        """RRT-Connect to a joint configuration (collision-checked), in up to ``searches`` searches. With
+        ``free_start`` a start in collision fails at once (else the path may leave it, see ``touches``)."""
         t0 = time.perf_counter()
         if float(np.max(np.abs(q_goal - q_start))) < 1e-3:
             return PlanResult(True, "already there", "rrt_connect", q_start[None, :].copy(), PATH_DT_S, 0.0)
-        if self.touches(q_start[None, :]) or self.touches(q_goal[None, :]):
-            return self._result("rrt_connect", {"status": "the start or the goal is in collision"}, t0, q_start)
+        if free_start and self.in_collision(q_start):
+            return self._result("rrt_connect", {"status": "the start is in collision"}, t0, q_start)
         return self._result("rrt_connect", self._rrt_connect(q_goal, q_start, searches), t0, q_start)
 
-    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64], searches: int = RRT_SEARCHES) -> PlanResult:
+    def plan_to_pose(self, pose: Pose, q_start: NDArray[np.float64], searches: int = RRT_SEARCHES,
+                     free_start: bool = False) -> PlanResult:
         """RRT-Connect to an end-effector pose: IK (closest collision-free solution), then a joint-space plan in up
-        to ``searches`` searches."""
+        to ``searches`` searches; ``free_start`` as in ``plan_to_qpos``."""
         t0 = time.perf_counter()
-        if self.touches(q_start[None, :]):
+        if free_start and self.in_collision(q_start):
             return self._result("rrt_connect", {"status": "the start is in collision"}, t0, q_start)
         q_goal, why = self.ik(pose, q_start)
         if q_goal is None:
@@ -328,12 +331,23 @@ class ArmPlanner:
                 break
         return raw
 
+    def in_collision(self, q_arm: NDArray[np.float64]) -> bool:
+        """Whether the arm (with its fingers as last set, and what it holds) collides at ``q_arm`` in the planning
+        world."""
+        self._planner.robot.set_qpos(self._full(q_arm), True)
+        return bool(self._planner.planning_world.is_state_colliding())
+
     def touches(self, path_rad: NDArray[np.float64]) -> bool:
-        """Whether the arm (or what it holds) is in collision at some row of ``path_rad`` in the planning world."""
-        robot, world = self._planner.robot, self._planner.planning_world
+        """Whether the arm (or what it holds) is in collision at some row of ``path_rad`` in the planning world,
+        after it has left the contact it may start in (a gripper that let go beside an object; RRT-Connect moves
+        out of such a start): leading rows in collision within ``START_CONTACT_RAD`` of the start are allowed."""
+        leaving = True
         for q in path_rad:
-            robot.set_qpos(self._full(q), True)  # the whole model: this arm's fingers as last set
-            if world.is_state_colliding():
+            colliding = self.in_collision(q)
+            if leaving and colliding and float(np.max(np.abs(q - path_rad[0]))) <= START_CONTACT_RAD:
+                continue
+            leaving = False
+            if colliding:
                 return True
         return False
 

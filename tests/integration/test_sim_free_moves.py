@@ -47,9 +47,9 @@ def test_the_planner_has_the_fingers_as_open_as_they_are(world: SimWorld) -> Non
     np.testing.assert_allclose(motion.fingers_m("left"), [0.04, 0.04], atol=2e-3)
     planner.set_object_boxes(_beside_the_open_fingers(world))
     try:
-        assert planner.touches(q[None, :])  # the open fingers stand in the cubes
+        assert planner.in_collision(q)  # the open fingers stand in the cubes
         planner.set_fingers(np.zeros(2))
-        assert not planner.touches(q[None, :])  # closed fingers (the old model) would not
+        assert not planner.in_collision(q)  # closed fingers (the old model) would not
     finally:
         motion.sync_planner("left", with_objects=True)
 
@@ -96,3 +96,23 @@ def test_densify_keeps_the_waypoints_and_bounds_each_step() -> None:
     assert float(np.max(np.abs(np.diff(dense, axis=0)))) <= WAYPOINT_STEP_RAD + 1e-12
     for row in path:
         assert np.min(np.linalg.norm(dense - row, axis=1)) < 1e-12
+
+
+def test_an_arm_starting_in_contact_moves_out_of_it(world: SimWorld) -> None:
+    """A gripper that let go beside an object starts in contact with its box: the plan leaves the contact (as
+    RRT-Connect allows), while the margin pass, which needs a free start, gives way at once."""
+    motion, planner = world.skills.motion, world.planners["left"]
+    q = world.arms["left"].joint_positions_rad()
+    goal = q + np.array([0.4, -0.2, 0.0, 0.0, 0.0, 0.0])
+    motion.sync_planner("left", with_objects=False)
+    planner.set_object_boxes(_beside_the_open_fingers(world))
+    try:
+        assert planner.in_collision(q)
+        away = planner.plan_to_qpos(goal, q)
+        assert away.ok, away.message
+        assert not planner.touches(away.path_rad)
+        assert not planner.in_collision(away.path_rad[-1])
+        strict = planner.plan_to_qpos(goal, q, free_start=True)
+        assert not strict.ok and "start is in collision" in strict.message
+    finally:
+        motion.sync_planner("left", with_objects=True)
