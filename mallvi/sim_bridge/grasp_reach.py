@@ -120,10 +120,8 @@ class GraspReach:
         reasons: list[str] = []
         reached = None
         # the open fingers first; where the objects' boxes (larger than the objects: a pan's box spans its handle,
-        # a held object's neighbour) leave them no room, closed ones as the coarser check. A handover is planned
-        # closed: the giver's fingers stand round the object where the taker's go
-        handover = self.rig.holder.holder_of(actor) is not None
-        for closed in (True,) if handover else (False, True):
+        # a held object's neighbour) leave them no room, closed ones as the coarser check
+        for closed in (False, True):
             self.motion.sync_planner(side, with_objects=True, exclude=frozenset({actor}), opening=1.0,
                                      closed_fingers=closed)
             reached = self.reach_grasp(side, actor, frames, pre_grasp_dis, grasp_dis, reasons, closed)

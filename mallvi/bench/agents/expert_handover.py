@@ -12,7 +12,6 @@ own half and takes it top-down.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 from collections.abc import Iterator, Sequence
@@ -79,8 +78,7 @@ class _Reach:
         self.c = c
         self.planners = w.planners
         self.arms = w.arms
-        # the executor plans a handover grasp with both grippers closed (``GraspReach.grasp_at``): so does the check
-        self.sync = functools.partial(w.skills.motion.sync_planner, closed_fingers=True)
+        self.sync = w.skills.motion.sync_planner
         self.guard = w.skills.parts.rig.guard
         self.offset = float(w.skills.parts.rig.embodiment.tcp_offset_m)
         self.info = w.skills.parts.truth.get_object(BLOCK)
