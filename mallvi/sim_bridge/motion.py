@@ -81,11 +81,11 @@ class Motion:
         planner.set_fingers(closed if closed_fingers else self.fingers_m(side, opening))
         held = rig.holder.held_by(side)
         boxes: dict[str, tuple[tuple[float, float, float], Pose]] = {}
+        grow = margin_m if margin_m > 0.0 else -OBSTACLE_SHRINK_M
         if with_objects:
             for name, obj in self.objects.bodies.items():
                 if name == held or name in exclude or rig.holder.holder_of(name) is not None:
                     continue
-                grow = margin_m if margin_m > 0.0 else -OBSTACLE_SHRINK_M
                 size = tuple(max(0.004, s + 2 * grow) for s in obj.size_m)
                 p = obj.entity.get_pose() * _bbox_center(obj)
                 boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))

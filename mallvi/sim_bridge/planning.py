@@ -2,7 +2,9 @@
 
 Each arm has its own ``mplib.Planner`` on the embodiment's URDF/SRDF. Its planning world holds the table, the
 pedestals, the wall, box obstacles for scene objects, the *other* arm (a second articulated model kept at that
-arm's current joint positions) and, while something is held, a box attached to the end-effector.
+arm's current joint positions and finger opening) and, while something is held, a box attached to the
+end-effector; the arm's own fingers stand as last set (``set_fingers``). Free plans are timed through evenly
+spaced waypoints and checked again row by row (``touches``).
 Planners: RRT-Connect (``plan_to_pose`` / ``plan_to_qpos``) for free moves, screw motion (``plan_straight``) for
 straight-line approach and retreat. Poses are world-frame ``Pose`` values of the end-effector link.
 """
