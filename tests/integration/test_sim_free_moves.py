@@ -15,17 +15,14 @@ import pytest
 from mallvi.contracts.geometry import Pose
 from mallvi.sim_bridge.planning import WAYPOINT_STEP_RAD, densify
 from mallvi.sim_bridge.world import SimWorld
-from tests.integration.test_sim_skill_arguments import TWO_CUBES
+from tests.integration.test_sim_skill_arguments import two_cubes_world
 
 CUBE_M = 0.01
 
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[SimWorld]:
-    w = SimWorld.create(TWO_CUBES, seed=3, render=False)
-    w.settle()
-    yield w
-    w.close()
+    yield from two_cubes_world()
 
 
 def _beside_the_open_fingers(world: SimWorld) -> dict[str, tuple[tuple[float, float, float], Pose]]:

@@ -14,7 +14,7 @@ from mallvi.contracts.geometry import Pose
 from mallvi.robot_drivers import short_move
 from mallvi.sim_bridge import planning
 from mallvi.sim_bridge.world import SimWorld
-from tests.integration.test_sim_skill_arguments import TWO_CUBES
+from tests.integration.test_sim_skill_arguments import two_cubes_world
 
 # Where the right arm stood on place_bread_skillet_ee seed 700072 (the same arm bases as TWO_CUBES), and the
 # action's target 1.8 mm away: the bread's grasp pose, with the gripper closing.
@@ -24,10 +24,7 @@ TARGET = Pose((0.2469085, -0.0636904, 0.8840624), (0.2498617, -0.6614896, 0.2498
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[SimWorld]:
-    w = SimWorld.create(TWO_CUBES, seed=3, render=False)
-    w.settle()
-    yield w
-    w.close()
+    yield from two_cubes_world()
 
 
 def test_the_screw_planner_alone_stalls_there(world: SimWorld) -> None:

@@ -36,12 +36,17 @@ def _build(scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) ->
 TWO_CUBES = SceneSpec("test_two_cubes", _build, arm_spacing_m=0.7)
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[SimWorld]:
+def two_cubes_world() -> Iterator[SimWorld]:
+    """A settled world of ``TWO_CUBES`` (seed 3, no rendering), closed when the generator is."""
     w = SimWorld.create(TWO_CUBES, seed=3, render=False)
     w.settle()
     yield w
     w.close()
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[SimWorld]:
+    yield from two_cubes_world()
 
 
 def _joints(world: SimWorld) -> np.ndarray:
