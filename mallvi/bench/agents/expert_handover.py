@@ -79,6 +79,7 @@ class _Reach:
         self.planners = w.planners
         self.arms = w.arms
         self.sync = w.skills.motion.sync_planner
+        self.fingers_m = w.skills.motion.fingers_m
         self.guard = w.skills.parts.rig.guard
         self.offset = float(w.skills.parts.rig.embodiment.tcp_offset_m)
         self.info = w.skills.parts.truth.get_object(BLOCK)
@@ -183,6 +184,8 @@ def _handovers(c: ExpertContext) -> Iterator[Handover]:
         return
     z0 = c.world.table_top_z
     T_ee_left = r.arms["left"].ee_pose().as_matrix()
+    # the left fingers stand round the block as they hold it now, where the right arm's open fingers go
+    fingers_left_m = r.fingers_m("left")
     # first the right arm's approaches along the left arm's finger axis (across it, the approach more often
     # pushes the block askew between the left fingers' pads) with room to draw the block down (_clear_left_fingers)
     for needs in ((True, True), (False, True), (False, False)):  # (along the fingers, room to draw it down)
@@ -198,7 +201,7 @@ def _handovers(c: ExpertContext) -> Iterator[Handover]:
                     continue
                 for cp in SIDE_CPS:
                     r.sync("right", with_objects=True, exclude=frozenset({BLOCK}))
-                    r.planners["right"].set_other_arm(q_left)
+                    r.planners["right"].set_other_arm(q_left, fingers_left_m)
                     T_grasp = r.best_grasp(T_obj_new, cp)
                     if T_grasp is None or (needs[0] and not _along(T_grasp[:3, 0], T_left[:3, 1])):
                         continue
