@@ -49,6 +49,16 @@ def make_agent(cfg: BenchConfig, task: BenchTask) -> Any:
     return GraphAgent(cfg, reflector=cfg.agent == "mallvi")
 
 
+def preload(cfg: BenchConfig) -> None:
+    """Import the simulator and ``cfg``'s agent, building nothing: what an episode imports on first use, so a
+    worker forked after this starts with them (``runner.pool_context``)."""
+    import importlib
+
+    agent = {"expert": "expert", "single": "single_agent"}.get(cfg.agent, "graph_agent")
+    for module in ("mallvi.sim_bridge.world", f"mallvi.bench.agents.{agent}"):
+        importlib.import_module(module)
+
+
 def needs_render(cfg: BenchConfig, task: BenchTask) -> bool:
     """The expert reads truth only; everything else looks at images."""
     return cfg.agent != "expert" or cfg.save_images

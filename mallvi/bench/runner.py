@@ -15,6 +15,7 @@ import json
 import logging
 import multiprocessing as mp
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mallvi.bench.config import BenchConfig
-from mallvi.bench.episode import run_episode
+from mallvi.bench.episode import preload, run_episode
 from mallvi.bench.report import write_report
 
 log = logging.getLogger(__name__)
@@ -326,10 +327,12 @@ def _run_pool(
     finish: Callable[[dict[str, Any]], None],
     workers: int,
 ) -> None:
-    """``workers - 1`` spawned processes and this one run episodes side by side (one process start-up fewer than
-    ``workers`` spawned ones). Two episodes wait in line for each spawned process, so it does not sit idle while
-    this one is busy with an episode of its own."""
-    ctx = mp.get_context("spawn")
+    """``workers - 1`` started processes and this one run episodes side by side (one process start-up fewer than
+    ``workers`` started ones). Two episodes wait in line for each started process, so it does not sit idle while
+    this one is busy with an episode of its own. The pool starts before this process runs an episode of its own
+    (see ``pool_context``)."""
+    preload(cfg)  # this process would import them with its first episode; a forked worker inherits them
+    ctx = pool_context()
     # inside the one-thread settings: this process's renderer starts with its first episode, so it gets them too
     with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers - 1, mp_context=ctx) as pool:
         pending: set[Future[dict[str, Any]]] = set()
@@ -366,6 +369,19 @@ def _run_pool(
                 collect(block=True)
             else:
                 return
+
+
+def pool_context() -> mp.context.BaseContext:
+    """How worker processes start: forked while this process runs no other thread, else spawned.
+
+    A forked worker starts with every module this process has imported (LangGraph, LangChain, the simulator and
+    the planner: the imports a spawned worker pays again) and with nothing of a simulator or renderer, as the
+    pool starts before this process builds its first world. A second thread (a caller's, or one a library
+    started) could hold a lock at the fork that the worker would then wait on forever, so then workers spawn.
+    """
+    if threading.active_count() == 1 and "fork" in mp.get_all_start_methods():
+        return mp.get_context("fork")
+    return mp.get_context("spawn")
 
 
 #: thread pools of numpy/BLAS, torch and Mesa's lavapipe; one thread per worker avoids oversubscribing the cores

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -30,7 +32,11 @@ def _per_seed(out: Path) -> dict[int, tuple[object, ...]]:
     }
 
 
-def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_two_workers_give_the_same_per_seed_results_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: str
+) -> None:
+    monkeypatch.setattr(runner, "pool_context", lambda: mp.get_context(start))
     one = run_bench(_cfg(3), tmp_path / "one", workers=1)
     two = run_bench(_cfg(3), tmp_path / "two", workers=2)
     assert _per_seed(tmp_path / "one") == _per_seed(tmp_path / "two")
@@ -39,6 +45,20 @@ def test_two_workers_give_the_same_per_seed_results_as_one(tmp_path: Path) -> No
     table = (tmp_path / "two" / "table.md").read_text()
     assert "| place_burger_fries | Place3 |" in table and "GPT-5" in table
     assert two["tasks"][TASK]["paper"]["GPT-5"] == 90.0  # the paper's number rides along for viewers
+
+
+def test_workers_fork_only_while_the_bench_process_runs_one_thread() -> None:
+    probe = "from mallvi.bench.runner import pool_context; print(pool_context().get_start_method())"
+    alone = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert alone.stdout.strip() == "fork"  # the worker inherits the imports
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert runner.pool_context().get_start_method() == "spawn"  # a fork could inherit a held lock
+    finally:
+        stop.set()
+        other.join()
 
 
 def test_the_default_worker_count_follows_the_free_cores_and_the_work(
