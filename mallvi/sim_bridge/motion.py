@@ -96,8 +96,10 @@ class Motion:
         else:
             size_m, rel = attached
             rel = rel * _bbox_center(self.objects.bodies[held]) if held is not None else rel
-            shrunk = tuple(float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
-            planner.attach_box(held or "held", (shrunk[0], shrunk[1], shrunk[2]), Pose.from_arrays(rel.p, rel.q))
+            # at its own size: what it rests on or stands beside as the motion starts may stay touched (attach_box)
+            size = tuple(float(s) for s in size_m)
+            planner.attach_box(held or "held", (size[0], size[1], size[2]), Pose.from_arrays(rel.p, rel.q),
+                               rig.arms[side].joint_positions_rad())
 
     def fingers_m(self, side: ArmSide, opening: float | None = None) -> NDArray[np.float64]:
         """The widest each finger of ``side`` stands during a motion: where it is now, where it is commanded to go

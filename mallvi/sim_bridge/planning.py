@@ -3,8 +3,10 @@
 Each arm has its own ``mplib.Planner`` on the embodiment's URDF/SRDF. Its planning world holds the table, the
 pedestals, the wall, box obstacles for scene objects, the *other* arm (a second articulated model kept at that
 arm's current joint positions and finger opening) and, while something is held, a box attached to the
-end-effector; the arm's own fingers stand as last set (``set_fingers``). Free plans are timed through evenly
-spaced waypoints and checked again row by row (``touches``).
+end-effector; the arm's own fingers stand as last set (``set_fingers``). The planning world is kept in the
+arm's base frame, with the mplib robot's base at the origin: mplib 0.2.1 places an attached box at the link's
+pose relative to the base, so with a mounted base the held object would be checked far from where it is.
+Free plans are timed through evenly spaced waypoints and checked again row by row (``touches``).
 Planners: RRT-Connect (``plan_to_pose`` / ``plan_to_qpos``) for free moves, screw motion (``plan_straight``) for
 straight-line approach and retreat. Poses are world-frame ``Pose`` values of the end-effector link.
 """
@@ -95,11 +97,6 @@ def _mp_pose(pose: Pose) -> mplib.Pose:
     return mplib.Pose(np.asarray(pose.position_m, dtype=float), np.asarray(pose.quat_wxyz, dtype=float))
 
 
-def _box_object(name: str, size_m: tuple[float, float, float], pose: Pose) -> fcl.FCLObject:
-    shape = fcl.CollisionObject(fcl.Box(*[float(s) for s in size_m]))
-    return fcl.FCLObject(name, _mp_pose(pose), [shape], [mplib.Pose()])
-
-
 def densify(path_rad: NDArray[np.float64], max_step_rad: float) -> NDArray[np.float64]:
     """The same polyline in joint space with points inserted so no joint moves more than ``max_step_rad`` between
     rows. mplib fits one spline through the waypoints, uniformly in their index: through an RRT path's few
@@ -163,7 +160,9 @@ class ArmPlanner:
                 joint_vel_limits=np.full(n, joint_vel_limit_rad_s),
                 joint_acc_limits=np.full(n, joint_acc_limit_rad_s2),
             )
-        self._planner.set_base_pose(_mp_pose(base_pose))
+        # world frame -> this arm's base frame; mplib's robot stays at the origin (see the module docstring)
+        self._base_inv = _mp_pose(base_pose).inv()
+        self._base = _mp_pose(base_pose)
         setattr(self._planner, "TOPP", _even_topp(self._planner.TOPP))  # noqa: B010 (mypy: assigning to a method)
         self._n_full = len(self._planner.user_joint_names)
         self._arm_idx = list(self._planner.move_group_joint_indices)
@@ -172,13 +171,14 @@ class ArmPlanner:
         other = mplib.ArticulatedModel(
             str(embodiment.urdf_path), str(embodiment.srdf_path), name=f"other_arm_of_{side}"
         )
-        other.set_base_pose(_mp_pose(other_base_pose))
+        other.set_base_pose(self._base_inv * _mp_pose(other_base_pose))
         self._planner.planning_world.add_articulation(other, False)
         self._other = other
         for name, (size, pose) in static_boxes.items():
-            self._planner.planning_world.add_object(_box_object(name, size, pose))
+            self._planner.planning_world.add_object(self._box_in_base(name, size, pose))
         self._object_names: set[str] = set()
-        self._attached: str | None = None
+        self._attached: str | None = None  # the held object's box in the planning world
+        self._start_contacts: list[str] = []  # what it may touch during the next motion (see attach_box)
 
     @property
     def joint_limits_rad(self) -> NDArray[np.float64]:
@@ -211,28 +211,53 @@ class ArmPlanner:
         for name in self._object_names:
             world.remove_object(name)
         for name, (size, pose) in boxes.items():
-            world.add_object(_box_object(name, size, pose))
+            world.add_object(self._box_in_base(name, size, pose))
         self._object_names = set(boxes)
 
-    def attach_box(self, name: str, size_m: tuple[float, float, float], pose_in_ee: Pose) -> None:
-        """Treat a held object as a box moving with the end-effector (pose relative to the ee link)."""
+    def _box_in_base(self, name: str, size_m: tuple[float, float, float], pose: Pose) -> fcl.FCLObject:
+        """A box obstacle given in the world frame, placed in this planning world (the arm's base frame)."""
+        shape = fcl.CollisionObject(fcl.Box(*[float(s) for s in size_m]))
+        return fcl.FCLObject(name, self._base_inv * _mp_pose(pose), [shape], [mplib.Pose()])
+
+    def attach_box(self, name: str, size_m: tuple[float, float, float], pose_in_ee: Pose,
+                   q_arm: NDArray[np.float64]) -> None:
+        """Treat a held object as a box moving with the end-effector (pose relative to the ee link), the arm at
+        ``q_arm``. It may touch the hand and the fingers (the embodiment's ``hand_links`` and ``finger_links``)
+        and, during the next motion, what it touches now (the table it is lifted from, a neighbour its box
+        overlaps); everything else it must avoid."""
         self.detach()
+        pl = self._planner
+        world = pl.planning_world
+        touch = [*self._emb.hand_links, *self._emb.finger_links]
+        box = fcl.Box(*[float(s) for s in size_m])
+        key = f"held:{name}"
         with quiet_planner_output():
-            self._planner.update_attached_box(list(size_m), _mp_pose(pose_in_ee))
-        self._attached = name
+            world.attach_object(key, box, pl.robot.get_name(), pl.move_group_link_id, _mp_pose(pose_in_ee), touch)
+        self._attached = key
+        self.in_collision(q_arm)  # places the arm and the box
+        for c in world.check_collision():
+            if key in (c.object_name1, c.object_name2):
+                self._start_contacts.append(c.link_name2 if c.object_name1 == key else c.link_name1)
+        if self._start_contacts:
+            world.get_allowed_collision_matrix().set_entry(key, self._start_contacts, True)
 
     def detach(self) -> None:
+        """Remove the held object's box from the planning world."""
         if self._attached is not None:
+            world = self._planner.planning_world
+            if self._start_contacts:
+                world.get_allowed_collision_matrix().remove_entry(self._attached, self._start_contacts)
             with quiet_planner_output():
-                self._planner.detach_object("attached_geom", also_remove=True)
+                world.detach_object(self._attached, also_remove=True)
             self._attached = None
+            self._start_contacts = []
 
     def fk(self, q_arm: NDArray[np.float64]) -> Pose:
         """World pose of the end-effector link at joint positions ``q_arm``."""
         pm = self._planner.pinocchio_model
         pm.compute_forward_kinematics(self._full(q_arm))
         T_base_ee = pm.get_link_pose(self._planner.move_group_link_id).to_transformation_matrix()
-        T = self._planner.robot.get_base_pose().to_transformation_matrix() @ T_base_ee
+        T = self._base.to_transformation_matrix() @ T_base_ee
         return Pose.from_matrix(T)
 
     def ik(
@@ -242,7 +267,7 @@ class ArmPlanner:
 
         ``n_init`` random restarts are tried (fewer is faster and may miss awkward solutions).
         """
-        goal = self._planner.robot.get_base_pose().inv() * _mp_pose(pose)
+        goal = self._base_inv * _mp_pose(pose)
         with quiet_planner_output():
             status, q = self._planner.IK(goal, self._full(q_start), return_closest=True, n_init_qpos=n_init)
         if status != "Success" or q is None:
@@ -254,7 +279,7 @@ class ArmPlanner:
         solution instead of collecting all of them to pick the closest (a reachability check, several times
         faster than ``ik`` when the pose is reachable)."""
         pl = self._planner
-        goal = pl.robot.get_base_pose().inv() * _mp_pose(pose)
+        goal = self._base_inv * _mp_pose(pose)
         link = pl.link_name_2_idx[pl.move_group]
         arm_idx = pl.move_group_joint_indices
         q = self._full(q_start)
@@ -336,7 +361,8 @@ class ArmPlanner:
     def in_collision(self, q_arm: NDArray[np.float64]) -> bool:
         """Whether the arm (with its fingers as last set, and what it holds) collides at ``q_arm`` in the planning
         world."""
-        self._planner.robot.set_qpos(self._full(q_arm), True)
+        self._planner.robot.set_qpos(self._full(q_arm), True)  # the fingers as last set
+        self._planner.planning_world.set_qpos_all(np.asarray(q_arm, dtype=float))  # and what the arm holds with it
         return bool(self._planner.planning_world.is_state_colliding())
 
     def touches(self, path_rad: NDArray[np.float64]) -> bool:
@@ -360,7 +386,8 @@ class ArmPlanner:
         if np.linalg.norm(now.p - pose.p) < 1e-4 and turn_rad(now, pose) < ALREADY_THERE_RAD:
             return PlanResult(True, "already there", "screw", q_start[None, :].copy(), PATH_DT_S, 0.0)
         raw = self._guarded_call(
-            self._planner.plan_screw, _mp_pose(pose), self._full(q_start), time_step=PATH_DT_S, qpos_step=0.05
+            self._planner.plan_screw, self._base_inv * _mp_pose(pose), self._full(q_start), time_step=PATH_DT_S,
+            qpos_step=0.05, wrt_world=False,
         )
         result = self._result("screw", raw, t0, q_start)
         if result.ok or not is_short(now, pose):

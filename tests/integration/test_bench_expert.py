@@ -15,12 +15,7 @@ from mallvi.bench.episode import run_episode
 from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS, TierName
 
 #: task -> why the scripted expert fails on seed 100000 in our simulator
-KNOWN_FAILURES: dict[str, str] = {
-    "place_object_basket": "on the randomised table of seed 100000 (table 0.714 m) the right arm's place of the toy "
-                           "with the fingers along the handle bars fails on its way and the toy knocks the basket "
-                           "over (tilt 90°); 9 of seeds 100000-100009 succeed, and seed 100000 does without the "
-                           "randomisation",
-}
+KNOWN_FAILURES: dict[str, str] = {}  # none: place_object_basket passes since held objects are planned right
 
 
 @pytest.mark.slow

@@ -113,3 +113,52 @@ def test_an_arm_starting_in_contact_moves_out_of_it(world: SimWorld) -> None:
         assert not strict.ok and "start is in collision" in strict.message
     finally:
         motion.sync_planner("left", with_objects=True)
+
+
+def test_a_held_object_is_checked_where_it_is(world: SimWorld) -> None:
+    """A held object's box moves with the end-effector in the world frame, and goes when it is let go. mplib puts
+    an attached box at the link's pose relative to the arm's base; with the base mounted off the origin it stood
+    elsewhere, so a held toy was pulled through a basket's handle its plan had avoided (place_object_basket,
+    development seed 760079)."""
+    motion, planner = world.skills.motion, world.planners["left"]
+    q = world.arms["left"].joint_positions_rad()
+    T = world.arms["left"].ee_pose().as_matrix()
+    held_at = T[:3, 3] + 0.20 * T[:3, 0]  # a 4 cm box held 0.20 m out along the approach, past the fingers
+    obstacle = {"wall_piece": ((0.05, 0.05, 0.05), Pose.from_arrays(held_at, (1.0, 0.0, 0.0, 0.0)))}
+    aside = q + np.array([0.3, 0.0, 0.0, 0.0, 0.0, 0.0])  # the base joint turned: the held box 0.1 m off
+    motion.sync_planner("left", with_objects=False)
+    planner.set_object_boxes(obstacle)
+    try:
+        assert not planner.in_collision(q)  # the arm and its fingers stop short of the obstacle
+        planner.attach_box("toy", (0.04, 0.04, 0.04), Pose((0.20, 0.0, 0.0)), aside)
+        assert not planner.in_collision(aside)
+        assert planner.in_collision(q)  # the held box would be in the obstacle
+        assert not planner.plan_to_qpos(q, aside).ok
+        planner.detach()
+        assert not planner.in_collision(q)  # let go: nothing is carried any more
+        assert planner.plan_to_qpos(q, aside).ok
+    finally:
+        planner.detach()
+        motion.sync_planner("left", with_objects=True)
+
+
+def test_a_held_object_may_leave_what_it_touches_at_the_start(world: SimWorld) -> None:
+    """An object lifted off the table, or out from beside a neighbour whose box its own overlaps, starts in
+    contact: that contact is allowed during the next motion only."""
+    motion, planner = world.skills.motion, world.planners["left"]
+    q = world.arms["left"].joint_positions_rad()
+    T = world.arms["left"].ee_pose().as_matrix()
+    held_at = T[:3, 3] + 0.20 * T[:3, 0]
+    obstacle = {"neighbour": ((0.05, 0.05, 0.05), Pose.from_arrays(held_at, (1.0, 0.0, 0.0, 0.0)))}
+    aside = q + np.array([0.3, 0.0, 0.0, 0.0, 0.0, 0.0])
+    motion.sync_planner("left", with_objects=False)
+    planner.set_object_boxes(obstacle)
+    try:
+        planner.attach_box("toy", (0.04, 0.04, 0.04), Pose((0.20, 0.0, 0.0)), q)
+        assert not planner.in_collision(q)
+        assert planner.plan_to_qpos(aside, q).ok
+        planner.attach_box("toy", (0.04, 0.04, 0.04), Pose((0.20, 0.0, 0.0)), aside)  # the next motion
+        assert planner.in_collision(q)
+    finally:
+        planner.detach()
+        motion.sync_planner("left", with_objects=True)

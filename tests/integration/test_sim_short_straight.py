@@ -29,7 +29,8 @@ def world() -> Iterator[SimWorld]:
 
 def test_the_screw_planner_alone_stalls_there(world: SimWorld) -> None:
     planner = world.planners["right"]
-    raw = planner._guarded_call(planner._planner.plan_screw, planning._mp_pose(TARGET), planner._full(Q_SINGULAR_RAD),
+    raw = planner._guarded_call(planner._planner.plan_screw, planner._base_inv * planning._mp_pose(TARGET),
+                                planner._full(Q_SINGULAR_RAD),
                                 time_step=planning.PATH_DT_S, qpos_step=0.05)  # fmt: skip
     assert raw["status"] != "Success"  # the case this fall-back exists for
 
@@ -59,7 +60,8 @@ def test_the_arm_gets_there(world: SimWorld) -> None:
 def test_a_longer_stalled_move_is_not_interpolated(world: SimWorld) -> None:
     planner = world.planners["right"]
     far = Pose(tuple(np.asarray(TARGET.p) + np.array([-0.01, 0.02, 0.0])), TARGET.q)
-    raw = planner._guarded_call(planner._planner.plan_screw, planning._mp_pose(far), planner._full(Q_SINGULAR_RAD),
+    raw = planner._guarded_call(planner._planner.plan_screw, planner._base_inv * planning._mp_pose(far),
+                                planner._full(Q_SINGULAR_RAD),
                                 time_step=planning.PATH_DT_S, qpos_step=0.05)  # fmt: skip
     plan = planner.plan_straight(far, Q_SINGULAR_RAD)
     assert plan.ok == (raw["status"] == "Success")

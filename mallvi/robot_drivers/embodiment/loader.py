@@ -23,6 +23,7 @@ class Embodiment:
         finger_joints: prismatic finger joints (0 = closed, ``finger_travel_m`` = fully open).
         home_qpos_rad: the arm joints' rest configuration (``back_to_origin``).
         finger_links: links whose contacts count as touching an object.
+        hand_links: the links besides the fingers a held object may touch (the planner checks it against the rest).
         palm_to_tcp_m: from the palm (where the fingers start) to the grasp centre, along the approach.
         tcp_to_fingertip_m: from the grasp centre on to the fingertips.
     """
@@ -34,6 +35,7 @@ class Embodiment:
     arm_joints: tuple[str, ...] = piper_dh.ARM_JOINTS
     finger_joints: tuple[str, ...] = piper_dh.FINGER_JOINTS
     finger_links: tuple[str, ...] = ("left_finger", "right_finger")
+    hand_links: tuple[str, ...] = ("link6", "gripper_base")
     finger_travel_m: float = piper_dh.FINGER_TRAVEL_M
     tcp_offset_m: float = piper_dh.TCP_OFFSET_M - piper_dh.EE_OFFSET_M
     palm_to_tcp_m: float = piper_dh.TCP_OFFSET_M - piper_dh.FINGER_BASE_M
