@@ -96,8 +96,9 @@ class Motion:
         else:
             size_m, rel = attached
             rel = rel * _bbox_center(self.objects.bodies[held]) if held is not None else rel
-            # at its own size: what it rests on or stands beside as the motion starts may stay touched (attach_box)
-            size = tuple(float(s) for s in size_m)
+            # shrunk like the objects (a tilted object's box dips into the surface it is set on), except in a
+            # margin pass, where it has its own size; what it touches as the motion starts may stay touched
+            size = tuple(float(s) if margin_m > 0.0 else float(max(0.004, s - 2 * OBSTACLE_SHRINK_M)) for s in size_m)
             planner.attach_box(held or "held", (size[0], size[1], size[2]), Pose.from_arrays(rel.p, rel.q),
                                rig.arms[side].joint_positions_rad())
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -26,6 +26,8 @@ RELAY_SPOTS_XY = ((-0.01, -0.13), (-0.01, -0.07), (0.02, -0.13), (-0.04, -0.10),
 RELAY_PRE_DIS_M = 0.03  # the relayed bottle is lowered onto its spot from this high
 RELAY_ROOM_M = 0.17  # a relay spot this far from every bottle still on the table is taken at once
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
+#: a spot moved this far along x (the bin is 0.2 m deep) where the held bottle would meet one already in the bin
+BIN_SPOT_DX_M = (0.0, -0.035, 0.035)
 #: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
 MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)
 
@@ -347,7 +349,20 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
             _put_down(c, name, "right", [*relay, z0 + 0.005], pre_dis=RELAY_PRE_DIS_M, clear_m=RELAY_CLEAR_M)
             if not _pick_by_points(c, name, "left", (4, 5)):
                 continue
-        _put_down(c, name, "left", spots.pop(0), pre_dis=0.0)
+        _into_bin(c, name, spots.pop(0))
+
+
+def _into_bin(c: ExpertContext, name: str, spot: Sequence[float]) -> None:
+    """The left arm sets bottle ``name`` down at ``spot`` in the bin, or, where the held bottle meets one already
+    standing there (the planner finds no pose or path), at the spot moved along x; else lets go where it is."""
+    for dx in BIN_SPOT_DX_M:
+        if c.holder("left") != name:
+            break
+        if c.place(name, "left", [spot[0] + dx, spot[1], spot[2]], pre_dis=0.0, dis=0.0):
+            break
+    if c.holder("left") == name:
+        c.do("open_gripper", arm_tag="left")
+    c.do("back_to_origin", arm_tag="left")
 
 
 PLANNING_SCRIPTS: dict[str, Script] = {
