@@ -95,8 +95,10 @@ def test_busy_cores_sees_a_process_spinning_on_a_core() -> None:
 
 def test_a_killed_run_resumes_without_repeating_finished_episodes(tmp_path: Path) -> None:
     out = tmp_path / "run"
+    # one worker: its records come one episode apart (with two, the bench's process writes a forked worker's
+    # records after its own episode, several at once, and may finish all four between two looks)
     cmd = [sys.executable, "-m", "mallvi.cli", "bench", "--tier", "planning", "--tasks", TASK, "--episodes", "4",
-           "--agent", "expert", "--no-images", "--quiet", "--out", str(out)]  # fmt: skip
+           "--agent", "expert", "--no-images", "--quiet", "--workers", "1", "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     episodes = out / "episodes.jsonl"
     deadline = time.monotonic() + 120
