@@ -18,7 +18,9 @@ from mallvi.contracts.geometry import ArmSide
 Script = Callable[[ExpertContext], None]
 BREAD_RELAY_XY = (0.0, -0.12)  # where the bread waits for the skillet's arm when the pan cannot be moved
 BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards the toy's arm (reach)
-BASKET_CLEAR_M = 0.015  # the held toy's bottom above the basket's handles before it is lowered in
+#: the held toy's bottom above the basket's handles before it is lowered in, in order: the higher start leaves
+#: the planner's margin pass room there (from the lower one the toy's way in can clip a handle bar)
+BASKET_CLEAR_M = (0.035, 0.015)
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
 #: where the right arm may stand a bottle for the left arm, in order of preference (world x, y; metres)
 RELAY_SPOTS_XY = ((-0.01, -0.13), (-0.01, -0.07), (0.02, -0.13), (-0.04, -0.10), (-0.01, -0.01),
@@ -110,13 +112,14 @@ def place_object_basket(c: ExpertContext) -> None:
     centre = point(c.world, "basket", "center")
     near_x = float(centre[0]) + (-1.0 if toy_arm == "left" else 1.0) * BASKET_NEAR_X_M  # its own half: reach
     target = [near_x, float(centre[1]), basket_z + 0.13]
-    # the planner sees the basket as a solid box up to its handles: the toy comes down from just above them
-    clear_m = basket_z + c.world.objects["basket"].size_m[2] + BASKET_CLEAR_M - target[2]
+    # the planner sees the basket as a solid box up to its handles: the toy comes down from above them
+    top_z = basket_z + c.world.objects["basket"].size_m[2]
     if c.pick("toy", [toy_arm]) is not None:
         # the fingers open along the handle bars (along y): opened across them, one meets a bar and shoves the basket
-        placed = any(c.place("toy", toy_arm, target + _yaw_quat(yaw), pre_dis=clear_m, dis=0.0)
-                     for yaw in _yaws_with_fingers_along_y(c, "toy", toy_arm))  # fmt: skip
-        if not placed and not c.place("toy", toy_arm, target, pre_dis=clear_m, dis=0.0):
+        yaws = _yaws_with_fingers_along_y(c, "toy", toy_arm)
+        placed = any(c.place("toy", toy_arm, target + _yaw_quat(yaw), pre_dis=top_z + clear - target[2], dis=0.0)
+                     for clear in BASKET_CLEAR_M for yaw in yaws)  # fmt: skip
+        if not placed and not c.place("toy", toy_arm, target, pre_dis=top_z + BASKET_CLEAR_M[-1] - target[2], dis=0.0):
             c.do("open_gripper", arm_tag=toy_arm)
         c.do("back_to_origin", arm_tag=toy_arm)
     basket_arm = _other(toy_arm)
