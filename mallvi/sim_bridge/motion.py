@@ -31,10 +31,15 @@ OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting c
 #: a free move is first planned with the object boxes this much larger per side than the objects (a margin for
 #: the planner's boxes and the tracked path); where the start or goal has no such room, with the shrunk boxes
 FREE_MOVE_MARGIN_M = 0.015
+#: then with this smaller margin (a can carried in over the rim of the box it goes into has no path 1.5 cm clear
+#: of it, and the shrunk boxes let it clip the rim and shove the box)
+NARROW_MARGIN_M = 0.004
 #: a free move's planning passes, in turn: (box margin per side, grippers planned closed, RRT searches). The
 #: last, closed, pass is for a gripper that opened beside what it let go of (its open fingers start in the
-#: shrunk boxes of a placed can's neighbours or a bin's wall)
-FREE_PASSES = ((FREE_MOVE_MARGIN_M, False, 1), (0.0, False, RRT_SEARCHES), (0.0, True, RRT_SEARCHES))
+#: shrunk boxes of a placed can's neighbours or a bin's wall) and is tried only where they do: open fingers
+#: planned closed elsewhere sweep through what stands beside the path
+FREE_PASSES = ((FREE_MOVE_MARGIN_M, False, 3), (NARROW_MARGIN_M, False, RRT_SEARCHES), (0.0, False, RRT_SEARCHES),
+               (0.0, True, RRT_SEARCHES))
 
 
 @dataclass
@@ -131,13 +136,17 @@ class Motion:
                 if result.ok:
                     break
         if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
+            start_touches = False
             for margin_m, closed, searches in _free_passes(closed_fingers):
+                if closed and not closed_fingers and not start_touches:
+                    break
                 self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m,
                                   closed_fingers=closed)
                 result = planner.plan_to_pose(target, q0, searches, free_start=margin_m > 0.0)
                 self._record(result)
                 if result.ok:
                     break
+                start_touches = planner.in_collision(q0)
         assert result is not None
         if not result.ok:
             return Failure(_plan_failure_kind(result),
@@ -149,13 +158,17 @@ class Motion:
         reason = self.rig.guard.check_values(f"{side} joint target", q_goal)
         if reason is not None:
             return refused(reason)
+        q0 = self.rig.arms[side].joint_positions_rad()
+        start_touches = False
         for margin_m, closed, searches in FREE_PASSES:
+            if closed and not start_touches:
+                break
             self.sync_planner(side, with_objects=True, margin_m=margin_m, closed_fingers=closed)
-            result = self.planners[side].plan_to_qpos(q_goal, self.rig.arms[side].joint_positions_rad(), searches,
-                                                      free_start=margin_m > 0.0)
+            result = self.planners[side].plan_to_qpos(q_goal, q0, searches, free_start=margin_m > 0.0)
             self._record(result)
             if result.ok:
                 break
+            start_touches = self.planners[side].in_collision(q0)
         if not result.ok:
             return Failure(_plan_failure_kind(result), f"cannot move the {side} arm to its joint target: "
                                                        f"{result.message}")
@@ -211,7 +224,7 @@ def _free_passes(closed_fingers: bool) -> tuple[tuple[float, bool, int], ...]:
     """``FREE_PASSES``, or only the closed ones when the caller asked for closed fingers."""
     if not closed_fingers:
         return FREE_PASSES
-    return tuple((margin_m, True, searches) for margin_m, _, searches in FREE_PASSES[:2])
+    return tuple((margin_m, True, searches) for margin_m, closed, searches in FREE_PASSES if not closed)
 
 
 def _plan_failure_kind(result: PlanResult) -> FailureKind:

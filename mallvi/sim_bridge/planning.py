@@ -272,7 +272,10 @@ class ArmPlanner:
             status, q = self._planner.IK(goal, self._full(q_start), return_closest=True, n_init_qpos=n_init)
         if status != "Success" or q is None:
             return None, f"no inverse-kinematics solution ({status})"
-        return np.asarray(q, dtype=float)[self._arm_idx], "ok"
+        # mplib takes a solution a little past a joint limit (its wrap tolerance); RRT-Connect's state space does
+        # not, and timed out on every search towards a goal 2.5e-4 rad past one (place_burger_fries_ee, 780000)
+        limits = self.joint_limits_rad
+        return np.clip(np.asarray(q, dtype=float)[self._arm_idx], limits[:, 0], limits[:, 1]), "ok"
 
     def has_ik(self, pose: Pose, q_start: NDArray[np.float64], n_init: int = 40) -> bool:
         """Whether ``ik`` would find a solution: the same restarts and collision test, stopping at the first

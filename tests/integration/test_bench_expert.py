@@ -50,13 +50,23 @@ FIXED_SEEDS: list[tuple[str, int, str]] = [
                                "arm's pre-place pose via the table's middle: IK-checked further handover points"),
     ("handover_block", 720023, "the right arm's straight descent onto the pad failed with the grasp it got: the pad "
                                "is checked with that grasp before the handover, the block set down without a drop"),
+    ("place_object_basket", 760003, "the toy's way in from just above the handles clipped a handle bar (the only "
+                                    "plan was the shrunk-box one) and shoved the basket from under it"),
+    ("put_bottles_dustbin", 760012, "a path planned with the fingers closed swept the open ones through a standing "
+                                    "bottle's top and knocked it over"),
+    ("place_cans_plasticbox", 760017, "the carried can clipped the box's rim (no path 1.5 cm clear, the shrunk boxes "
+                                      "let it through) and shoved the box"),
+    ("place_bread_skillet_ee", 780019, "the pan's release pose had no IK with the pan in hand, and the failed command "
+                                       "kept every later action of the other arm failing too"),
+    ("place_burger_fries_ee", 780000, "an IK answer a hair past joint 6's limit: RRT-Connect timed out towards it"),
 ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "seed", "mechanism"), FIXED_SEEDS)
 def test_expert_mechanism_fixed(task: str, seed: int, mechanism: str, tmp_path: Path) -> None:
-    cfg = BenchConfig(tier="planning", tasks=(task,), episodes=1, agent="expert", save_images=False)
+    tier: TierName = "fine" if task in FINE_TASKS else "planning"
+    cfg = BenchConfig(tier=tier, tasks=(task,), episodes=1, agent="expert", save_images=False)
     rec = run_episode(cfg, task, seed, tmp_path)
     assert rec["status"] == "done"
     assert rec["success"] is True, f"{task} seed {seed} ({mechanism}): {rec.get('conditions')}"

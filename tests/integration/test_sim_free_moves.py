@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.geometry import Pose
-from mallvi.sim_bridge.planning import WAYPOINT_STEP_RAD, densify
+from mallvi.contracts.skills import Failure
+from mallvi.sim_bridge.motion import FREE_MOVE_MARGIN_M, NARROW_MARGIN_M
+from mallvi.sim_bridge.planning import WAYPOINT_STEP_RAD, PlanResult, densify
 from mallvi.sim_bridge.world import SimWorld
 from tests.integration.test_sim_skill_arguments import two_cubes_world
 
@@ -162,3 +164,57 @@ def test_a_held_object_may_leave_what_it_touches_at_the_start(world: SimWorld) -
     finally:
         planner.detach()
         motion.sync_planner("left", with_objects=True)
+
+
+def _passes_tried(world: SimWorld, monkeypatch: pytest.MonkeyPatch, start_touches: bool) -> list[tuple[float, bool]]:
+    """The (margin, closed fingers) passes a free move of the left arm tries when every search fails."""
+    motion, planner = world.skills.motion, world.planners["left"]
+    tried: list[tuple[float, bool]] = []
+    real_sync = motion.sync_planner
+
+    def sync(side: str, with_objects: bool, exclude: frozenset[str] = frozenset(), opening: float | None = None,
+             margin_m: float = 0.0, closed_fingers: bool = False) -> None:
+        if with_objects:
+            tried.append((margin_m, closed_fingers))
+        real_sync(side, with_objects, exclude, opening, margin_m, closed_fingers)  # type: ignore[arg-type]
+
+    def no_path(*_: object, **__: object) -> PlanResult:
+        return PlanResult(False, "rrt_connect planning failed: test", "rrt_connect", np.zeros((0, 6)))
+
+    monkeypatch.setattr(motion, "sync_planner", sync)
+    monkeypatch.setattr(planner, "plan_to_pose", no_path)
+    monkeypatch.setattr(planner, "in_collision", lambda q: start_touches)
+    ee = world.arms["left"].ee_pose()
+    target = Pose.from_arrays(ee.p + np.array([0.0, 0.05, 0.0]), ee.quat_wxyz)
+    result = motion.plan("left", target, "free")
+    assert isinstance(result, Failure)
+    return tried
+
+
+def test_open_fingers_are_planned_closed_only_where_they_start_in_collision(
+    world: SimWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The closed-fingers pass is for a gripper that let go beside what it held; tried from a free start, its
+    path swept open fingers through a bottle standing beside it (put_bottles_dustbin, development seed 760012)."""
+    open_passes = [(FREE_MOVE_MARGIN_M, False), (NARROW_MARGIN_M, False), (0.0, False)]
+    assert _passes_tried(world, monkeypatch, start_touches=False) == open_passes
+    monkeypatch.undo()
+    assert _passes_tried(world, monkeypatch, start_touches=True) == [*open_passes, (0.0, True)]
+
+
+def test_an_ik_answer_a_hair_past_a_joint_limit_is_planned_to(world: SimWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mplib's IK may answer a little past a joint limit (within its wrap tolerance); RRT-Connect then timed out
+    on every search (place_burger_fries_ee, seed 780000: joint 6 at 2.0946 rad, its limit 2.0944)."""
+    motion, planner = world.skills.motion, world.planners["left"]
+    motion.sync_planner("left", with_objects=True)
+    q0 = world.arms["left"].joint_positions_rad()
+    limits = planner.joint_limits_rad
+    q_goal = q0.copy()
+    q_goal[5] = limits[5, 1]
+    past = q_goal.copy()
+    past[5] += 2.5e-4
+    monkeypatch.setattr(planner._planner, "IK", lambda *_, **__: ("Success", planner._full(past)))
+    result = planner.plan_to_pose(planner.fk(q_goal), q0)
+    assert result.ok, result.message
+    np.testing.assert_allclose(result.path_rad[-1], q_goal, atol=1e-6)
+    assert np.all(result.path_rad <= limits[:, 1] + 1e-9)

@@ -19,6 +19,8 @@ LIFT_M = 0.10
 #: the held object is let go this far above its target (it drops the rest); higher only if the fingers would
 #: otherwise have no collision-free pose (e.g. right above the block it goes onto)
 RELEASE_ABOVE_M = (0.015, 0.03, 0.045)
+#: a release pose the executor cannot reach with the object in hand is tried this much higher, in turn
+RAISED_RELEASE_M = (0.0, 0.015, 0.03)
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,16 @@ class Hands:
                     return poses + carry
         return None
 
+    def move(self, arm: ArmSide, pose: list[float]) -> bool:
+        """Send ``arm`` to ``pose``; where that action fails, the arm's command stays the pose it holds (a failed
+        command kept would fail every later action of the other arm too)."""
+        before = self.pose[arm]
+        self.pose[arm] = pose
+        if self.send():
+            return True
+        self.pose[arm] = before
+        return False
+
     def shift(self, arm: ArmSide, d: NDArray[np.float64] | list[float]) -> None:
         self.pose[arm] = [*(np.asarray(self.pose[arm][:3]) + np.asarray(d)).tolist(), *self.pose[arm][3:]]
 
@@ -202,14 +214,13 @@ def _pick_place(
         return False
     h.grip[arm] = 1.0
     for i, pose in enumerate(poses):
-        h.pose[arm] = pose
         if i == 2:  # close before lifting
             h.grip[arm] = 0.0
-            h.pose[arm] = poses[1]
             if not h.send():
                 return False
-            h.pose[arm] = pose
-        if not h.send():
+        # the release pose was checked without the held object: where its box (the planner's, which dips a few
+        # millimetres where the object hangs askew in the fingers) leaves no pose there, a little higher
+        if not any(h.move(arm, up(pose[:3], dz) + pose[3:]) for dz in (RAISED_RELEASE_M if i == 4 else (0.0,))):
             return False
     if target_fp0 is None or not release:
         return True
