@@ -29,7 +29,8 @@ from mallvi.sim_bridge.scene_spec import SimObject
 PlanKind = Literal["free", "straight", "straight_then_free"]
 OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting contacts are not collisions
 #: a free move is first planned with the object boxes this much larger per side than the objects (a margin for
-#: the planner's boxes and the tracked path); where the start or goal has no such room, with the shrunk boxes
+#: the planner's boxes and the tracked path); where the start or goal has no such room, with a narrower margin,
+#: then with the shrunk boxes
 FREE_MOVE_MARGIN_M = 0.015
 #: then with this smaller margin (a can carried in over the rim of the box it goes into has no path 1.5 cm clear
 #: of it, and the shrunk boxes let it clip the rim and shove the box)
@@ -221,7 +222,7 @@ class Motion:
 
 
 def _free_passes(closed_fingers: bool) -> tuple[tuple[float, bool, int], ...]:
-    """``FREE_PASSES``, or only the closed ones when the caller asked for closed fingers."""
+    """``FREE_PASSES``, or, when the caller asked for closed fingers, its open-finger passes with them closed."""
     if not closed_fingers:
         return FREE_PASSES
     return tuple((margin_m, True, searches) for margin_m, closed, searches in FREE_PASSES if not closed)
