@@ -106,6 +106,21 @@ class ExpertContext:
             return False
         return self.do("place_actor", actor=name, arm_tag=arm, target_pose=target_list, **kw).ok
 
+    def place_in_turn(self, name: str, arm: ArmSide, tries: Sequence[tuple[Sequence[float], dict[str, Any]]]) -> bool:
+        """Place the held ``name`` at each (target, place keywords) of ``tries`` in turn until one works or the arm
+        no longer holds it; lets go where it is if none worked, then sends the arm home. True if one worked."""
+        placed = False
+        for target, kw in tries:
+            if self.holder(arm) != name:
+                break
+            if self.place(name, arm, target, **kw):
+                placed = True
+                break
+        if self.holder(arm) == name:
+            self.do("open_gripper", arm_tag=arm)
+        self.do("back_to_origin", arm_tag=arm)
+        return placed
+
     def can_place(self, name: str, arm: ArmSide, target: Sequence[float], pre_dis: float, dis: float) -> bool:
         """Whether ``arm`` (holding ``name``) has IK for a pre-place and place pose at ``target``, at some yaw."""
         return next(self._reachable_place_yaws(name, arm, [float(v) for v in target], pre_dis, dis), None) is not None

@@ -69,16 +69,10 @@ def place_cans_plasticbox(c: ExpertContext) -> None:
     """Each arm lowers its can into its corner of the box from high above it, else from the usual height: from
     there the carry's way in (where it finds none 1.5 cm clear of the rim) could clip the rim and shove the box."""
     targets = c.task.hints(c.world)["targets"]
-    for can, arm in (("can_left", "left"), ("can_right", "right")):
-        side: ArmSide = "left" if arm == "left" else "right"
-        if c.pick(can, [side]) is None:
-            continue
-        for pre_dis in CAN_PRE_DIS_M:
-            if c.holder(side) != can or c.place(can, side, targets[can], pre_dis=pre_dis):
-                break
-        if c.holder(side) == can:
-            c.do("open_gripper", arm_tag=side)
-        c.do("back_to_origin", arm_tag=side)
+    cans: tuple[tuple[str, ArmSide], ...] = (("can_left", "left"), ("can_right", "right"))
+    for can, arm in cans:
+        if c.pick(can, [arm]) is not None:
+            c.place_in_turn(can, arm, [(targets[can], {"pre_dis": d}) for d in CAN_PRE_DIS_M])
 
 
 def stack_bowls_three(c: ExpertContext) -> None:
@@ -369,14 +363,8 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
 def _into_bin(c: ExpertContext, name: str, spot: Sequence[float]) -> None:
     """The left arm sets bottle ``name`` down at ``spot`` in the bin, or, where the held bottle meets one already
     standing there (the planner finds no pose or path), at the spot moved along x; else lets go where it is."""
-    for dx in BIN_SPOT_DX_M:
-        if c.holder("left") != name:
-            break
-        if c.place(name, "left", [spot[0] + dx, spot[1], spot[2]], pre_dis=0.0, dis=0.0):
-            break
-    if c.holder("left") == name:
-        c.do("open_gripper", arm_tag="left")
-    c.do("back_to_origin", arm_tag="left")
+    c.place_in_turn(name, "left", [([spot[0] + dx, spot[1], spot[2]], {"pre_dis": 0.0, "dis": 0.0})
+                                   for dx in BIN_SPOT_DX_M])  # fmt: skip
 
 
 PLANNING_SCRIPTS: dict[str, Script] = {
