@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
 from mallvi.bench.agents.expert_handover import handover_block
 from mallvi.bench.tasks.base import point, pos
+from mallvi.bench.tasks.stack_bowls_three import BOWLS, MIN_SPACING_M
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]
@@ -31,6 +32,12 @@ RELAY_ROOM_M = 0.17  # a relay spot this far from every bottle still on the tabl
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
 #: a spot moved this far along x (the bin is 0.2 m deep) where the held bottle would meet one already in the bin
 BIN_SPOT_DX_M = (0.0, -0.035, 0.035)
+BOWL_FRONT_XY = (0.0, -0.10)  # the first bowl's spot in front of the robot, where both arms reach (world x, y; m)
+#: the spots the first bowl may go to, nearest the front one first: up to 6 cm beside it either way
+BOWL_SPOTS_XY = tuple(sorted(((BOWL_FRONT_XY[0] + dx, BOWL_FRONT_XY[1] + dy) for dx in np.linspace(-0.06, 0.06, 5)
+                              for dy in np.linspace(-0.06, 0.06, 5)), key=lambda s: math.dist(s, BOWL_FRONT_XY)))
+#: the left arm's grasps of the mug in order: the rim, the handle, then any (the first reachable, body included)
+MUG_LEFT_GRASPS: tuple[dict[str, int], ...] = ({"contact_point_id": 0}, {"contact_point_id": 1}, {})
 #: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
 MUG_AWAY_TURNS_RAD = (0.0, math.pi / 6, -math.pi / 6)
 
@@ -75,11 +82,24 @@ def place_cans_plasticbox(c: ExpertContext) -> None:
             c.place_in_turn(can, arm, [(targets[can], {"pre_dis": d}) for d in CAN_PRE_DIS_M])
 
 
+def _bowl_base(c: ExpertContext) -> tuple[str, tuple[float, float]]:
+    """The bowl to nest the others in and the spot it goes to first: the spot nearest the one in front of the
+    robot (both arms reach it) where the other two bowls stand clear of it, the bowl nearest that spot first.
+    The layout keeps bowls only 0.13 m from the front spot, and a 0.18 m bowl set down there lands on any bowl
+    closer than 0.19 m (it flipped the neighbour over). Where no spot is clear, the front spot."""
+    xy = {n: np.asarray(pos(c.world, n)[:2], dtype=float) for n in BOWLS}
+    for spot in BOWL_SPOTS_XY:
+        for first in sorted(BOWLS, key=lambda n: float(np.hypot(*(xy[n] - spot)))):
+            if all(np.hypot(*(xy[n] - spot)) >= MIN_SPACING_M for n in BOWLS if n != first):
+                return first, spot
+    return min(BOWLS, key=lambda n: float(np.hypot(*(xy[n] - BOWL_FRONT_XY)))), BOWL_FRONT_XY
+
+
 def stack_bowls_three(c: ExpertContext) -> None:
-    """Nest the bowls at the free spot in front of the robot (both arms reach it); any bowl may go first."""
-    spot = (0.0, -0.10)
-    order = sorted(("bowl1", "bowl2", "bowl3"), key=lambda n: float(np.hypot(*(pos(c.world, n)[:2] - spot))))
-    c.move_object(order[0], [*spot, c.world.table_top_z])
+    """Nest the bowls at a free spot in front of the robot (``_bowl_base``); any bowl may go first."""
+    first, spot = _bowl_base(c)
+    order = [first, *sorted((n for n in BOWLS if n != first), key=lambda n: math.dist(pos(c.world, n)[:2], spot))]
+    c.move_object(first, [*spot, c.world.table_top_z])
     for lower, upper in pairwise(order):
         base = pos(c.world, lower)
         c.move_object(upper, [base[0], base[1], base[2] + 0.012])
@@ -205,12 +225,19 @@ def _turn_mug_aside(c: ExpertContext, z0: float) -> bool:
     )
 
 
+def _pick_mug_left(c: ExpertContext) -> bool:
+    """The left arm grasps the mug by its rim, else its handle, else across its body: the body (0.08 m) fills
+    the open gripper (0.08 m), and the mug grasped across it from above at a slant stayed wedged between the
+    fingers when they opened to set it down (it came away with the gripper)."""
+    return any(c.pick("mug", arms=["left"], **kw) is not None for kw in MUG_LEFT_GRASPS)
+
+
 def hanging_mug(c: ExpertContext) -> None:
     """The left arm turns the mug so its handle points to +y (the handle's opening then faces along the hook's
     rod) and puts it in the middle; the right arm holds it beyond the hook's tip and threads the handle onto the
     rod with a straight move along it, then lets go."""
     z0 = c.world.table_top_z
-    if c.pick("mug", arms=["left"]) is None:
+    if not _pick_mug_left(c):
         return
     for attempt in range(3):
         if _put_mug_in_middle(c, z0, only_away=False):
@@ -219,7 +246,7 @@ def hanging_mug(c: ExpertContext) -> None:
             c.do("open_gripper", arm_tag="left")
             break
         c.do("back_to_origin", arm_tag="left")
-        if c.pick("mug", arms=["left"]) is None:
+        if not _pick_mug_left(c):
             return
     c.do("back_to_origin", arm_tag="left")
     # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
