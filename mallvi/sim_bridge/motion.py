@@ -9,7 +9,7 @@ path is checked (limits, jumps) and only then tracked by the PD drives. Each fai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -72,12 +72,14 @@ class Motion:
         return "right" if side == "left" else "left"
 
     def sync_planner(self, side: ArmSide, with_objects: bool, exclude: frozenset[str] = frozenset(),
-                     opening: float | None = None, margin_m: float = 0.0, closed_fingers: bool = False) -> None:
+                     opening: float | None = None, margin_m: float = 0.0, closed_fingers: bool = False,
+                     margins_m: Mapping[str, float] | None = None) -> None:
         """Bring the planner's world up to date: both arms' fingers, other arm, scene objects (minus ``exclude``),
         held object. ``opening`` (0..1): the gripper will open this far during the motion (see ``fingers_m``);
         ``margin_m``: object boxes this much larger per side than the objects (else shrunk by
         ``OBSTACLE_SHRINK_M``); ``closed_fingers``: both grippers planned closed, whatever they are (a coarser
-        check for where the object boxes, larger than the objects, leave open fingers no room)."""
+        check for where the object boxes, larger than the objects, leave open fingers no room); ``margins_m``:
+        another margin for the objects it names (0: shrunk)."""
         rig = self.rig
         planner = self.planners[side]
         other = self._other(side)
@@ -87,11 +89,12 @@ class Motion:
         planner.set_fingers(closed if closed_fingers else self.fingers_m(side, opening))
         held = rig.holder.held_by(side)
         boxes: dict[str, tuple[tuple[float, float, float], Pose]] = {}
-        grow = margin_m if margin_m > 0.0 else -OBSTACLE_SHRINK_M
         if with_objects:
             for name, obj in self.objects.bodies.items():
                 if name == held or name in exclude or rig.holder.holder_of(name) is not None:
                     continue
+                m = (margins_m or {}).get(name, margin_m)
+                grow = m if m > 0.0 else -OBSTACLE_SHRINK_M
                 size = tuple(max(0.004, s + 2 * grow) for s in obj.size_m)
                 p = obj.entity.get_pose() * _bbox_center(obj)
                 boxes[name] = ((size[0], size[1], size[2]), Pose.from_arrays(p.p, p.q))
@@ -137,17 +140,8 @@ class Motion:
                 if result.ok:
                     break
         if kind == "free" or (kind == "straight_then_free" and result is not None and not result.ok):
-            start_touches = False
-            for margin_m, closed, searches in _free_passes(closed_fingers):
-                if closed and not closed_fingers and not start_touches:
-                    break
-                self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m,
-                                  closed_fingers=closed)
-                result = planner.plan_to_pose(target, q0, searches, free_start=margin_m > 0.0)
-                self._record(result)
-                if result.ok:
-                    break
-                start_touches = planner.in_collision(q0)
+            result = self._plan_free(side, lambda n, free: planner.plan_to_pose(target, q0, n, free_start=free),
+                                     exclude, opening, closed_fingers)
         assert result is not None
         if not result.ok:
             return Failure(_plan_failure_kind(result),
@@ -160,20 +154,41 @@ class Motion:
         if reason is not None:
             return refused(reason)
         q0 = self.rig.arms[side].joint_positions_rad()
-        start_touches = False
-        for margin_m, closed, searches in FREE_PASSES:
-            if closed and not start_touches:
-                break
-            self.sync_planner(side, with_objects=True, margin_m=margin_m, closed_fingers=closed)
-            result = self.planners[side].plan_to_qpos(q_goal, q0, searches, free_start=margin_m > 0.0)
-            self._record(result)
-            if result.ok:
-                break
-            start_touches = self.planners[side].in_collision(q0)
+        planner = self.planners[side]
+        result = self._plan_free(side, lambda n, free: planner.plan_to_qpos(q_goal, q0, n, free_start=free))
         if not result.ok:
             return Failure(_plan_failure_kind(result), f"cannot move the {side} arm to its joint target: "
                                                        f"{result.message}")
         return self._check_path(side, result)
+
+    def _plan_free(self, side: ArmSide, search: Callable[[int, bool], PlanResult],
+                   exclude: frozenset[str] = frozenset(), opening: float | None = None,
+                   closed_fingers: bool = False) -> PlanResult:
+        """A free move planned in the passes of ``FREE_PASSES`` until one finds a path; ``search(searches,
+        free_start)`` plans in the planner's world as the pass set it. In a pass with a margin, the objects whose
+        margin box the start already lies in (a raised gripper above a tall bottle) get the next smaller margin
+        of the passes: the others keep theirs, and the pass does not fail at once for them."""
+        planner = self.planners[side]
+        q0 = self.rig.arms[side].joint_positions_rad()
+        start_touches = False
+        result: PlanResult | None = None
+        for margin_m, closed, searches in _free_passes(closed_fingers):
+            if closed and not closed_fingers and not start_touches:
+                break
+            self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m,
+                              closed_fingers=closed)
+            near = planner.colliding_objects(q0) if margin_m > 0.0 else set()
+            if near:
+                smaller = _smaller_margin_m(margin_m)
+                self.sync_planner(side, with_objects=True, exclude=exclude, opening=opening, margin_m=margin_m,
+                                  closed_fingers=closed, margins_m=dict.fromkeys(near, smaller))
+            result = search(searches, margin_m > 0.0)
+            self._record(result)
+            if result.ok:
+                break
+            start_touches = planner.in_collision(q0)
+        assert result is not None
+        return result
 
     def _record(self, result: PlanResult) -> None:
         self.stats.plans += 1
@@ -219,6 +234,11 @@ class Motion:
             return plan
         self.execute({side: plan})
         return None
+
+
+def _smaller_margin_m(margin_m: float) -> float:
+    """The largest margin of ``FREE_PASSES`` below ``margin_m`` (0: the shrunk boxes)."""
+    return max((m for m, _, _ in FREE_PASSES if m < margin_m), default=0.0)
 
 
 def _free_passes(closed_fingers: bool) -> tuple[tuple[float, bool, int], ...]:

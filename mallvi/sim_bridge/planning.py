@@ -368,6 +368,14 @@ class ArmPlanner:
         self._planner.planning_world.set_qpos_all(np.asarray(q_arm, dtype=float))  # and what the arm holds with it
         return bool(self._planner.planning_world.is_state_colliding())
 
+    def colliding_objects(self, q_arm: NDArray[np.float64]) -> set[str]:
+        """The object boxes (``set_object_boxes``) the arm, its fingers or what it holds collides with at ``q_arm``."""
+        self.in_collision(q_arm)  # poses the robot and what it holds at q_arm
+        names: set[str] = set()
+        for hit in self._planner.planning_world.check_collision():
+            names.update(n for n in (hit.object_name1, hit.object_name2) if n in self._object_names)
+        return names
+
     def touches(self, path_rad: NDArray[np.float64]) -> bool:
         """Whether the arm (or what it holds) is in collision at some row of ``path_rad`` in the planning world,
         after it has left the contact it may start in (a gripper that let go beside an object; RRT-Connect moves

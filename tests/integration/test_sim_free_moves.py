@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import mplib
 import numpy as np
 import pytest
+import sapien
 
 from mallvi.contracts.geometry import Pose
 from mallvi.contracts.skills import Failure
@@ -218,3 +219,41 @@ def test_an_ik_answer_a_hair_past_a_joint_limit_is_planned_to(world: SimWorld, m
     assert result.ok, result.message
     np.testing.assert_allclose(result.path_rad[-1], q_goal, atol=1e-6)
     assert np.all(result.path_rad <= limits[:, 1] + 1e-9)
+
+
+def test_a_start_near_one_object_keeps_the_margin_around_the_others(
+    world: SimWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An arm whose fingers start within the 1.5 cm margin of one object (a raised gripper above a tall bottle)
+    plans its margin pass with the 4 mm margin around that object only. Before, the pass failed at once for the
+    start, the 4 mm pass found no path either, and the shrunk boxes' path clipped the bottle's top
+    (put_bottles_dustbin, seed 810018)."""
+    motion = world.skills.motion
+    block = world.objects["red_block"]
+    home = block.entity.get_pose()
+    T = world.arms["left"].ee_pose().as_matrix()
+    tcp = T[:3, 3] + world.embodiment.tcp_offset_m * T[:3, 0]
+    half = block.size_m[2] / 2
+    centre = tcp + (half + 0.01) * T[:3, 0]  # its near face 1 cm beyond the fingertips, along the approach
+    block.entity.set_pose(sapien.Pose(centre - np.array([0.0, 0.0, half])))  # its origin: the bottom centre
+    synced: list[tuple[float, dict[str, float] | None]] = []
+    real_sync = motion.sync_planner
+
+    def sync(*args: object, **kw: object) -> None:
+        if kw.get("with_objects"):
+            synced.append((float(kw.get("margin_m", 0.0)), kw.get("margins_m")))  # type: ignore[arg-type]
+        real_sync(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(motion, "sync_planner", sync)
+    try:
+        ee = world.arms["left"].ee_pose()
+        aside = Pose.from_arrays(ee.p + np.array([0.0, 0.06, 0.04]), ee.quat_wxyz)
+        result = motion.plan("left", aside, "free")
+        assert not isinstance(result, Failure), result
+        assert synced[0] == (FREE_MOVE_MARGIN_M, None)
+        assert synced[1] == (FREE_MOVE_MARGIN_M, {"red_block": NARROW_MARGIN_M})
+        assert len(synced) == 2, "the margin pass found the path"
+    finally:
+        block.entity.set_pose(home)
+        monkeypatch.undo()
+        motion.sync_planner("left", with_objects=True)
