@@ -370,7 +370,8 @@ class ArmPlanner:
 
     def colliding_objects(self, q_arm: NDArray[np.float64]) -> set[str]:
         """The object boxes (``set_object_boxes``) the arm, its fingers or what it holds collides with at ``q_arm``."""
-        self.in_collision(q_arm)  # poses the robot and what it holds at q_arm
+        if not self.in_collision(q_arm):  # also poses the robot and what it holds at q_arm
+            return set()
         names: set[str] = set()
         for hit in self._planner.planning_world.check_collision():
             names.update(n for n in (hit.object_name1, hit.object_name2) if n in self._object_names)

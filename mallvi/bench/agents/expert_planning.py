@@ -87,12 +87,12 @@ def _bowl_base(c: ExpertContext) -> tuple[str, tuple[float, float]]:
     robot (both arms reach it) where the other two bowls stand clear of it, the bowl nearest that spot first.
     The layout keeps bowls only 0.13 m from the front spot, and a 0.18 m bowl set down there lands on any bowl
     closer than 0.19 m (it flipped the neighbour over). Where no spot is clear, the front spot."""
-    xy = {n: np.asarray(pos(c.world, n)[:2], dtype=float) for n in BOWLS}
+    xy = {n: tuple(float(v) for v in pos(c.world, n)[:2]) for n in BOWLS}
     for spot in BOWL_SPOTS_XY:
-        for first in sorted(BOWLS, key=lambda n: float(np.hypot(*(xy[n] - spot)))):
-            if all(np.hypot(*(xy[n] - spot)) >= MIN_SPACING_M for n in BOWLS if n != first):
+        for first in sorted(BOWLS, key=lambda n: math.dist(xy[n], spot)):
+            if all(math.dist(xy[n], spot) >= MIN_SPACING_M for n in BOWLS if n != first):
                 return first, spot
-    return min(BOWLS, key=lambda n: float(np.hypot(*(xy[n] - BOWL_FRONT_XY)))), BOWL_FRONT_XY
+    return min(BOWLS, key=lambda n: math.dist(xy[n], BOWL_FRONT_XY)), BOWL_FRONT_XY
 
 
 def stack_bowls_three(c: ExpertContext) -> None:
