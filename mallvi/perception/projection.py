@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
+from mallvi.perception.frame_memo import per_frame
 from mallvi.perception.types import LocalizationError
 
 
@@ -73,6 +74,7 @@ def points_world(mask: NDArray[np.bool_], obs: Observation) -> NDArray[np.float6
     return np.asarray(p_cam @ obs.T_world_cam[:3, :3].T + obs.T_world_cam[:3, 3], dtype=float)
 
 
+@per_frame
 def world_z_image(obs: Observation) -> NDArray[np.float64] | None:
     """World height (m) of every pixel's depth point (meaningless where depth is 0); None without any depth."""
     if not bool((obs.depth_m > 0).any()):
@@ -109,6 +111,7 @@ class MaskGeometry:
     yaw_rad: float = 0.0
 
 
+@per_frame
 def support_z(obs: Observation, bin_m: float = 0.004, min_level_frac: float = 0.3) -> float | None:
     """Height of the table from the depth image: the highest height level holding at least ``min_level_frac`` of
     the most populated level's points (and 2 % of all points); None without depth."""

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from mallvi.contracts.observation import Observation
 from mallvi.perception.background import behind_table, far_edge, is_wall_face
 from mallvi.perception.color_masks import clean, color_mask, dominant_color, to_hsv
+from mallvi.perception.frame_memo import per_frame
 from mallvi.perception.projection import points_world, support_z, world_z_image
 
 
@@ -91,6 +92,7 @@ def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
     return "object"
 
 
+@per_frame
 def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list[RaisedRegion]:
     """The objects standing on the support plane that colour does not claim; [] without depth."""
     cfg = config or RaisedConfig()
