@@ -32,6 +32,8 @@ RELAY_ROOM_M = 0.17  # a relay spot this far from every bottle still on the tabl
 BIN_SPOTS_DY_M = (0.095, 0.0, -0.095)  # the bottles' spots in the bin, from its drop point along y, in order
 #: a spot moved this far along x (the bin is 0.2 m deep) where the held bottle would meet one already in the bin
 BIN_SPOT_DX_M = (0.0, -0.035, 0.035)
+BIN_FLOOR_GAP_M = 0.005  # a bottle is let go this far above the bin's floor
+BIN_RIM_CLEAR_M = 0.01  # ... after being lowered straight in from this far above the rim
 BOWL_FRONT_XY = (0.0, -0.10)  # the first bowl's spot in front of the robot, where both arms reach (world x, y; m)
 #: the spots the first bowl may go to, nearest the front one first: up to 6 cm beside it either way
 BOWL_SPOTS_XY = tuple(sorted(((BOWL_FRONT_XY[0] + dx, BOWL_FRONT_XY[1] + dy) for dx in np.linspace(-0.06, 0.06, 5)
@@ -375,7 +377,8 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
     names = [n for n in by_x if n not in right] + right
     # one spot each, 0.095 m apart (bottles up to 0.086 m wide; one on another topples out), the back one first:
     # the front one lies under the left arm's home pose, whose fingers would meet a bottle standing there
-    spots = [up(np.add(drop, [0.0, dy, 0.0]), 0.005) for dy in BIN_SPOTS_DY_M]
+    floor_z = float(point(c.world, "dustbin", "center")[2])
+    spots = [[float(drop[0]), float(drop[1]) + dy, floor_z + BIN_FLOOR_GAP_M] for dy in BIN_SPOTS_DY_M]
     for name in names:
         if name in right or not _neck_grasp(c, name, "left", (-0.15, -0.08)):
             if not _neck_grasp(c, name, "right", (0.15, -0.10)):
@@ -388,9 +391,12 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
 
 
 def _into_bin(c: ExpertContext, name: str, spot: Sequence[float]) -> None:
-    """The left arm sets bottle ``name`` down at ``spot`` in the bin, or, where the held bottle meets one already
-    standing there (the planner finds no pose or path), at the spot moved along x; else lets go where it is."""
-    c.place_in_turn(name, "left", [([spot[0] + dx, spot[1], spot[2]], {"pre_dis": 0.0, "dis": 0.0})
+    """The left arm lowers bottle ``name`` into the bin from above its rim and sets it down at ``spot``, or, where
+    the held bottle meets one already standing there (the planner finds no pose or path), at the spot moved along
+    x; else lets go where it is. Let go above the rim instead, a bottle fell ~7 cm and could come to rest leaning
+    towards the next spot, leaving no room there for the last bottle (830098)."""
+    pre = float(point(c.world, "dustbin", "drop")[2]) + BIN_RIM_CLEAR_M - spot[2]
+    c.place_in_turn(name, "left", [([spot[0] + dx, spot[1], spot[2]], {"pre_dis": pre, "dis": 0.0})
                                    for dx in BIN_SPOT_DX_M])  # fmt: skip
 
 
