@@ -21,7 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.projection import k_inverse
+from mallvi.perception.frame_memo import per_frame
+from mallvi.perception.projection import k_inverse, support_z, world_z_image
 
 #: a footprint thinner than this across its main axis is a face seen edge-on from above, not an object's top
 MIN_FOOTPRINT_THICKNESS_M = 0.004
@@ -81,6 +82,23 @@ def far_edge(obs: Observation, z_world: NDArray[np.float64], table_z_m: float) -
     distance_m = _pixel_distances(obs, forward)
     return FarEdge(forward, np.asarray(obs.T_world_cam[:2, 3], dtype=float),
                    float(np.percentile(distance_m[table], FAR_EDGE_PERCENTILE)))
+
+
+@per_frame
+def frame_far_edge(obs: Observation) -> FarEdge | None:
+    """``far_edge`` of the frame at its own height image and table height, once per frame; None without depth."""
+    z, table_z = world_z_image(obs), support_z(obs)
+    return None if z is None or table_z is None else far_edge(obs, z, table_z)
+
+
+@per_frame
+def frame_behind_table(obs: Observation) -> NDArray[np.bool_]:
+    """``behind_table`` of the frame at its own height image, table height and far edge, once per frame (all
+    False without depth; the result is shared: do not modify it)."""
+    z, table_z = world_z_image(obs), support_z(obs)
+    if z is None or table_z is None:
+        return np.zeros(obs.depth_m.shape, dtype=bool)
+    return behind_table(obs, z, table_z, frame_far_edge(obs))
 
 
 def _pixel_distances(obs: Observation, forward_xy: NDArray[np.float64]) -> NDArray[np.float64]:

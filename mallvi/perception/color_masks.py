@@ -16,6 +16,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.contracts.observation import Observation
+from mallvi.perception.frame_memo import per_frame
 from mallvi.perception.vocab import COLORS
 
 BLACK_V_MAX = 105
@@ -48,6 +50,12 @@ HSV_RANGES: dict[str, HsvRange] = {
     "white": HsvRange(hues=((0, 179),), s_min=0, s_max=40, v_min=200, v_max=255),
     "grey": HsvRange(hues=((0, 179),), s_min=0, s_max=40, v_min=BLACK_V_MAX + 1, v_max=199),
 }
+
+
+@per_frame
+def frame_hsv(obs: Observation) -> NDArray[np.uint8]:
+    """``to_hsv`` of the frame's RGB image, once per frame (the result is shared: do not modify it)."""
+    return to_hsv(obs.rgb)
 
 
 def to_hsv(rgb: NDArray[np.uint8], normalise: bool = True) -> NDArray[np.uint8]:

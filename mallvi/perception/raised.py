@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.background import behind_table, far_edge, is_wall_face
-from mallvi.perception.color_masks import clean, color_mask, dominant_color, to_hsv
+from mallvi.perception.background import frame_behind_table, frame_far_edge, is_wall_face
+from mallvi.perception.color_masks import clean, color_mask, dominant_color, frame_hsv
 from mallvi.perception.frame_memo import per_frame
 from mallvi.perception.projection import points_world, support_z, world_z_image
 
@@ -100,13 +100,13 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
     table_z = support_z(obs) if z is not None else None
     if z is None or table_z is None:
         return []
-    hsv = to_hsv(obs.rgb)
+    hsv = frame_hsv(obs)
     claimed = np.zeros(obs.depth_m.shape, dtype=bool)
     for c in cfg.colour_claimed:
         claimed |= color_mask(hsv, c)
     raised = (obs.depth_m > 0) & (z > table_z + cfg.min_height_m) & ~clean(claimed, 1, 2)
-    edge = far_edge(obs, z, table_z)
-    raised &= ~behind_table(obs, z, table_z, edge)
+    edge = frame_far_edge(obs)
+    raised &= ~frame_behind_table(obs)
     raised = clean(raised, 1, 0)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(raised.astype(np.uint8), connectivity=8)
     parts: list[tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]] = []

@@ -18,8 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.color_masks import clean, color_mask, to_hsv
-from mallvi.perception.raised import RaisedConfig, RaisedRegion, raised_regions
+from mallvi.perception.color_masks import clean, color_mask, frame_hsv
+from mallvi.perception.raised import RaisedConfig, raised_regions
 from mallvi.perception.types import Detection, box_iou
 
 Mask = NDArray[np.bool_]
@@ -114,14 +114,10 @@ class RaisedMaskSegmenter:
     def __init__(self, config: RaisedConfig | None = None, min_iou: float = 0.3) -> None:
         self.config = config or RaisedConfig()
         self.min_iou = min_iou
-        self._regions: list[RaisedRegion] = []
-        self._regions_of: NDArray[np.float32] | None = None
 
     def segment(self, obs: Observation, detection: Detection) -> Mask | None:
-        if self._regions_of is not obs.depth_m:  # once per frame
-            self._regions, self._regions_of = raised_regions(obs, self.config), obs.depth_m
         best, best_iou = None, self.min_iou
-        for r in self._regions:
+        for r in raised_regions(obs, self.config):  # computed once per frame (``per_frame``)
             iou = box_iou(tuple(float(v) for v in r.box_xyxy), detection.box_xyxy)  # type: ignore[arg-type]
             if iou >= best_iou:
                 best, best_iou = r, iou
@@ -143,8 +139,6 @@ class ColorMaskSegmenter:
         self.grow_px = grow_px
         self.fallback = fallback or BoxGrabCutSegmenter()
         self.raised = raised or RaisedMaskSegmenter()
-        self._hsv: NDArray[np.uint8] = np.zeros((0, 0, 3), np.uint8)
-        self._hsv_of: NDArray[np.uint8] | None = None
 
     def segment(self, obs: Observation, detection: Detection) -> Mask | None:
         if detection.color is None or detection.color in PALE:
@@ -154,9 +148,8 @@ class ColorMaskSegmenter:
         if detection.color is None:
             return self.fallback.segment(obs, detection)
         rows, cols = box_slices(detection.box_xyxy, obs.rgb.shape, self.grow_px)
-        if self._hsv_of is not obs.rgb:  # HSV with whole-image exposure normalisation, once per frame
-            self._hsv, self._hsv_of = to_hsv(obs.rgb), obs.rgb
-        local = largest_component(clean(color_mask(self._hsv[rows, cols], detection.color), 1, 2))
+        hsv = frame_hsv(obs)  # with whole-image exposure normalisation, once per frame
+        local = largest_component(clean(color_mask(hsv[rows, cols], detection.color), 1, 2))
         if local is None:
             return None
         full = np.zeros(obs.rgb.shape[:2], dtype=bool)

@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.background import FarEdge, behind_table, far_edge, is_wall_face
-from mallvi.perception.color_masks import clean, color_mask, to_hsv
+from mallvi.perception.background import FarEdge, frame_behind_table, frame_far_edge, is_wall_face
+from mallvi.perception.color_masks import clean, color_mask, frame_hsv
 from mallvi.perception.projection import points_world, support_z, world_z_image
 from mallvi.perception.types import Detection
 from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
@@ -109,14 +109,14 @@ class ColorDetector:
         # colours a query names are searched even when off by default (asking for "white block" looks for white)
         named = {p.color for p in parsed if p.color}
         wanted = named if parsed and all(p.color for p in parsed) else set(cfg.colors) | named
-        hsv = to_hsv(obs.rgb)
+        hsv = frame_hsv(obs)
         z = world_z_image(obs)
         table_z = support_z(obs) if z is not None else None
         above: NDArray[np.bool_] | None = None
         allowed = np.ones(obs.depth_m.shape, dtype=bool)
-        edge = far_edge(obs, z, table_z) if z is not None and table_z is not None else None
+        edge = frame_far_edge(obs)
         if z is not None and table_z is not None:
-            above = ((z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)) & ~behind_table(obs, z, table_z, edge)
+            above = ((z > table_z + cfg.min_height_m) | (obs.depth_m <= 0)) & ~frame_behind_table(obs)
             # keep the lowest rows of side faces too: pixels a few px from a raised pixel
             grow = 2 * cfg.grow_px + 1
             allowed = cv2.dilate(above.astype(np.uint8), np.ones((grow, grow), np.uint8)).astype(bool)
