@@ -7,8 +7,9 @@ import gc
 import pytest
 
 from mallvi.contracts.observation import Observation
+from mallvi.perception.background import behind_table, far_edge, frame_behind_table, frame_far_edge
 from mallvi.perception.frame_memo import FRAMES_KEPT, per_frame
-from mallvi.perception.projection import support_z
+from mallvi.perception.projection import support_z, world_z_image
 from mallvi.perception.raised import raised_regions
 from mallvi.perception.synthetic import SynthBox, head_camera, render
 
@@ -56,6 +57,18 @@ def test_cached_regions_are_the_regions_computed_afresh() -> None:
         assert cached[0].box_xyxy == fresh[0].box_xyxy and (cached[0].mask == fresh[0].mask).all()
     # the boxes moved with the block: no frame got another's regions
     assert len({raised_regions(obs)[0].box_xyxy for obs in frames}) == 3
+
+
+def test_the_shared_far_edge_and_behind_mask_are_the_frames_own() -> None:
+    shelf = SynthBox("green_tile", (0.0, 0.42, 0.74 + 0.02), (0.05, 0.04, 0.04), "green")
+    obs = render([shelf], K, T_WORLD_CAM, 640, 360, table_z=0.74)
+    z, table_z = world_z_image(obs), support_z(obs)
+    assert z is not None and table_z is not None
+    edge = far_edge(obs, z, table_z)
+    shared = frame_far_edge(obs)
+    assert edge is not None and shared is not None and shared.distance_m == edge.distance_m
+    behind = behind_table(obs, z, table_z, edge)
+    assert behind.any() and (frame_behind_table(obs) == behind).all()  # the tile behind the table is marked
 
 
 def test_only_the_newest_frames_are_kept() -> None:
