@@ -4,7 +4,7 @@ One frame is read by several stages (the detectors, the segmenters, ``describe``
 check), and each used to recompute the frame's table height, height image and depth regions. ``per_frame`` keeps a
 function's result for each live ``Observation`` object (by identity, never by a recycled ``id``) and each set of
 further arguments, for the last few frames only. Observations are frozen and their arrays are never written
-after capture, so a result stays valid for the frame's lifetime; callers must not modify what they get back.
+after capture, so a result stays valid for the frame's lifetime; an array result comes back read-only.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar
+
+import numpy as np
 
 from mallvi.contracts.observation import Observation
 
@@ -41,6 +43,8 @@ class _Memo:
                 result: R = entry[1][key]
                 return result
         value = compute()  # outside the lock: two threads may compute the same frame once each, never wrongly
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False  # shared by every caller: a write would change the others' answers
         with self._lock:
             entry = self._entries.get(id(obs))
             if entry is None or entry[0]() is not obs:  # new, or an earlier frame's id reused by this one
@@ -61,10 +65,6 @@ class _Memo:
 
         return drop
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
 
 def per_frame(fn: Callable[P, R]) -> Callable[P, R]:
     """``fn(obs, *args, **kwargs)`` computed once per observation (the first argument) and further arguments,
@@ -79,5 +79,4 @@ def per_frame(fn: Callable[P, R]) -> Callable[P, R]:
         key = (rest, tuple(sorted(kwargs.items())))
         return memo.get(obs, key, lambda: fn(*args, **kwargs))
 
-    cached.cache_clear = memo.clear  # type: ignore[attr-defined]
     return cached

@@ -90,3 +90,10 @@ def test_only_the_newest_frames_are_kept() -> None:
 def test_anything_but_an_observation_is_refused() -> None:
     with pytest.raises(TypeError, match="Observation"):
         support_z("head.png")  # type: ignore[arg-type]
+
+
+def test_a_shared_array_cannot_be_written() -> None:
+    z = world_z_image(_frame(0.74))
+    assert z is not None
+    with pytest.raises(ValueError, match="read-only"):
+        z[0, 0] = 0.0  # would change every other stage's height image of this frame
