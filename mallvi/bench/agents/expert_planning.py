@@ -393,8 +393,8 @@ def put_bottles_dustbin(c: ExpertContext) -> None:
 def _into_bin(c: ExpertContext, name: str, spot: Sequence[float]) -> None:
     """The left arm lowers bottle ``name`` into the bin from above its rim and sets it down at ``spot``, or, where
     the held bottle meets one already standing there (the planner finds no pose or path), at the spot moved along
-    x; else lets go where it is. Let go above the rim instead, a bottle fell ~7 cm and could come to rest leaning
-    towards the next spot, leaving no room there for the last bottle (830098)."""
+    x; else lets go where it is. (A bottle let go above the rim falls ~7 cm and can come to rest leaning towards
+    the next spot, leaving the last bottle no room there: 830098.)"""
     pre = float(point(c.world, "dustbin", "drop")[2]) + BIN_RIM_CLEAR_M - spot[2]
     c.place_in_turn(name, "left", [([spot[0] + dx, spot[1], spot[2]], {"pre_dis": pre, "dis": 0.0})
                                    for dx in BIN_SPOT_DX_M])  # fmt: skip
