@@ -32,6 +32,8 @@ BLOCK, PAD = "red_block", "blue_pad"
 SCREEN_IK_RESTARTS = 12  # as the grasp skill screens its candidates
 TAKE_PRE_GRASP_M = 0.08  # the right arm's pre-grasp distance at the handover
 PAD_PRE_M = 0.1  # place_actor's default pre-place distance, used for the pad and the regrasp spot
+#: the pre-place distances _set_down tries in turn, longest first (see _set_down)
+SET_DOWN_PRE_DIS_M = (PAD_PRE_M, 0.06, 0.03)
 REGRASP_PRE_GRASP_M = 0.1  # grasp_actor's default pre-grasp distance, for the top-down regrasp
 MAX_TILT_DEG = 3.0  # a block the right arm holds leaning more than this falls over when let go on the pad
 #: the right arm's approach counts as along the left arm's finger axis above this |cos| (horizontal parts)
@@ -332,12 +334,20 @@ def _straighten(c: ExpertContext) -> None:
 def _set_down(c: ExpertContext, target: Sequence[float]) -> bool:
     """The right arm lowers the held block onto ``target`` without letting go, opens and rises straight up (its
     own release inside place_actor retreats along the tilted side approach, which can knock the tall block
-    over); True once it is let go there."""
-    if not c.place(BLOCK, "right", target, is_open=False, dis=0.0):
-        return False
-    c.do("open_gripper", arm_tag="right")
-    c.do("move_by_displacement", arm_tag="right", z=RISE_M)
-    return True
+    over); True once it is let go there.
+
+    A failed descent is tried again from nearer (``SET_DOWN_PRE_DIS_M``) while the arm still holds the block:
+    with the slanted side grasp of a hand-over, mplib's screw planner can stall at the very end of a 10 cm
+    descent (its last step moves the hand less than its 1e-4 threshold) and report the straight line as failed,
+    though IK along it is smooth and collision-free."""
+    for pre_dis in SET_DOWN_PRE_DIS_M:
+        if c.holder("right") != BLOCK:
+            return False
+        if c.place(BLOCK, "right", target, is_open=False, pre_dis=pre_dis, dis=0.0):
+            c.do("open_gripper", arm_tag="right")
+            c.do("move_by_displacement", arm_tag="right", z=RISE_M)
+            return True
+    return False
 
 
 def _to_pad(c: ExpertContext) -> bool:
