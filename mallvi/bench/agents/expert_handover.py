@@ -338,8 +338,8 @@ def _set_down(c: ExpertContext, target: Sequence[float]) -> bool:
 
     A failed descent is tried again from nearer (``SET_DOWN_PRE_DIS_M``) while the arm still holds the block:
     with the slanted side grasp of a hand-over, mplib's screw planner can stall at the very end of a 10 cm
-    descent (its last step moves the hand less than its 1e-4 threshold) and report the straight line as failed,
-    though IK along it is smooth and collision-free."""
+    descent (the twist of its last step falls under its 1e-4 stop threshold) and report the straight line as
+    failed, though IK along it is smooth and collision-free."""
     for pre_dis in SET_DOWN_PRE_DIS_M:
         if c.holder("right") != BLOCK:
             return False
