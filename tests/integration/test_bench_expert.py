@@ -68,6 +68,8 @@ FIXED_SEEDS: list[tuple[str, int, str]] = [
     ("handover_block", 860054, "mplib's screw planner stalled at the end of the 10 cm descent onto the pad with the "
                                "slanted hand-over grasp; set down to be taken again, the block was knocked over: "
                                "the descent is tried again from 6 cm"),
+    ("place_cans_plasticbox", 860092, "the left can's descent along its 35° slanted grasp came in over the box's wall: "
+                                      "its bottom met the rim and shoved the box; cans are now lowered straight down"),
 ]
 
 
