@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
 from mallvi.bench.agents.expert_handover import handover_block
 from mallvi.bench.tasks.base import point, pos
+from mallvi.bench.tasks.stack_blocks_three import STACK_CENTER_XY
 from mallvi.bench.tasks.stack_bowls_three import BOWLS, MIN_SPACING_M
 from mallvi.contracts.geometry import ArmSide
 
@@ -38,6 +39,10 @@ BOWL_FRONT_XY = (0.0, -0.10)  # the first bowl's spot in front of the robot, whe
 #: the spots the first bowl may go to, nearest the front one first: up to 6 cm beside it either way
 BOWL_SPOTS_XY = tuple(sorted(((BOWL_FRONT_XY[0] + dx, BOWL_FRONT_XY[1] + dy) for dx in np.linspace(-0.06, 0.06, 5)
                               for dy in np.linspace(-0.06, 0.06, 5)), key=lambda s: math.dist(s, BOWL_FRONT_XY)))
+#: the spots the block stack may stand on, nearest the task's centre first: up to 6 cm beside it either way
+STACK_SPOTS_XY = tuple(sorted(((STACK_CENTER_XY[0] + dx, STACK_CENTER_XY[1] + dy) for dx in np.linspace(-0.06, 0.06, 5)
+                               for dy in np.linspace(-0.06, 0.06, 5)), key=lambda s: math.dist(s, STACK_CENTER_XY)))
+STACK_CLEAR_M = 0.12  # the stack's spot is this far (centres, xy) from the blocks still to go on it, where it can be
 #: the left arm's grasps of the mug in order: the rim, the handle, then any (the first reachable, body included)
 MUG_LEFT_GRASPS: tuple[dict[str, int], ...] = ({"contact_point_id": 0}, {"contact_point_id": 1}, {})
 #: the mug's handle yaws tried from +y when it is set down in the middle (rad), in order
@@ -58,9 +63,19 @@ def _by_distance_to_centre(c: ExpertContext, names: list[str]) -> list[str]:
     return sorted(names, key=lambda n: abs(float(pos(c.world, n)[0])))
 
 
+def _stack_spot(c: ExpertContext, upper: Sequence[str]) -> tuple[float, float]:
+    """Where the stack goes: the spot nearest the task's centre that stands ``STACK_CLEAR_M`` clear of the
+    ``upper`` blocks (an arm taking a block 8 cm from the stack swept the top block off it); else the centre."""
+    xy = [pos(c.world, n)[:2] for n in upper]
+    for spot in STACK_SPOTS_XY:
+        if all(math.dist(spot, (float(p[0]), float(p[1]))) >= STACK_CLEAR_M for p in xy):
+            return spot
+    return STACK_CENTER_XY
+
+
 def stack_blocks_three(c: ExpertContext) -> None:
     z0 = c.world.table_top_z
-    c.move_object("red_block", [0.0, -0.13, z0])
+    c.move_object("red_block", [*_stack_spot(c, ("green_block", "blue_block")), z0])
     for upper, lower in (("green_block", "red_block"), ("blue_block", "green_block")):
         base = pos(c.world, lower)
         c.move_object(upper, [base[0], base[1], base[2] + 0.05])
