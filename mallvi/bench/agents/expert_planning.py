@@ -36,12 +36,19 @@ BIN_SPOT_DX_M = (0.0, -0.035, 0.035)
 BIN_FLOOR_GAP_M = 0.005  # a bottle is let go this far above the bin's floor
 BIN_RIM_CLEAR_M = 0.01  # ... after being lowered straight in from this far above the rim
 BOWL_FRONT_XY = (0.0, -0.10)  # the first bowl's spot in front of the robot, where both arms reach (world x, y; m)
+
+
+def _spots_around(centre_xy: tuple[float, float], reach_m: float = 0.06, n: int = 5) -> tuple[tuple[float, float], ...]:
+    """An n × n grid of spots (world x, y; m) up to ``reach_m`` beside ``centre_xy`` either way, nearest first."""
+    steps = np.linspace(-reach_m, reach_m, n)
+    grid = ((centre_xy[0] + dx, centre_xy[1] + dy) for dx in steps for dy in steps)
+    return tuple(sorted(grid, key=lambda s: math.dist(s, centre_xy)))
+
+
 #: the spots the first bowl may go to, nearest the front one first: up to 6 cm beside it either way
-BOWL_SPOTS_XY = tuple(sorted(((BOWL_FRONT_XY[0] + dx, BOWL_FRONT_XY[1] + dy) for dx in np.linspace(-0.06, 0.06, 5)
-                              for dy in np.linspace(-0.06, 0.06, 5)), key=lambda s: math.dist(s, BOWL_FRONT_XY)))
+BOWL_SPOTS_XY = _spots_around(BOWL_FRONT_XY)
 #: the spots the block stack may stand on, nearest the task's centre first: up to 6 cm beside it either way
-STACK_SPOTS_XY = tuple(sorted(((STACK_CENTER_XY[0] + dx, STACK_CENTER_XY[1] + dy) for dx in np.linspace(-0.06, 0.06, 5)
-                               for dy in np.linspace(-0.06, 0.06, 5)), key=lambda s: math.dist(s, STACK_CENTER_XY)))
+STACK_SPOTS_XY = _spots_around(STACK_CENTER_XY)
 STACK_CLEAR_M = 0.12  # the stack's spot is this far (centres, xy) from the blocks still to go on it, where it can be
 #: the left arm's grasps of the mug in order: the rim, the handle, then any (the first reachable, body included)
 MUG_LEFT_GRASPS: tuple[dict[str, int], ...] = ({"contact_point_id": 0}, {"contact_point_id": 1}, {})
