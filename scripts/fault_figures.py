@@ -25,16 +25,17 @@ Job = tuple[str, int, str, str]
 
 
 def _run(job: Job) -> dict[str, Any]:
-    from mallvi.bench.catalog import scene_catalog
+    from mallvi.bench.task_scenes import scene_catalog
     from mallvi.config import RunConfig
-    from mallvi.graph.sim_run import run_in_sim
+    from mallvi.orchestration.run_instruction import run
+    from mallvi.orchestration.stations import RunRequest
 
     task, seed, level, variant = job
     cfg = RunConfig(perception="color", reflector=variant == "mallvi", contingency=level)
     t0 = time.perf_counter()
     row: dict[str, Any] = {"task": task, "seed": seed, "level": level, "variant": variant}
     try:
-        r = run_in_sim(None, task, seed, cfg, catalog=scene_catalog())
+        r = run(RunRequest(instruction=None, task=task, seed=seed), cfg, catalog=scene_catalog())
     except Exception as e:  # a crash is a data point, not the end of the measurement
         return {**row, "success": False, "graph_success": False, "status": f"crash: {type(e).__name__}: {e}",
                 "wall_s": time.perf_counter() - t0, "faults": 0, "failed_attempts": 0}

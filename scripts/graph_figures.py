@@ -29,16 +29,17 @@ CASES = [
 
 
 def _run(job: tuple[str, str, int, str, str, str | None]) -> dict[str, Any]:
-    from mallvi.bench.catalog import scene_catalog
+    from mallvi.bench.task_scenes import scene_catalog
     from mallvi.config import RunConfig
-    from mallvi.graph.sim_run import run_in_sim
+    from mallvi.orchestration.run_instruction import run
+    from mallvi.orchestration.stations import RunRequest
 
     instruction, task, seed, perception, agent, contingency = job
     cfg = RunConfig(perception=perception, reflector=agent != "no-reflector",  # type: ignore[arg-type]
                     single_agent=agent == "single", contingency=contingency)
     t0 = time.perf_counter()
     try:
-        r = run_in_sim(instruction, task, seed, cfg, catalog=scene_catalog())
+        r = run(RunRequest(instruction=instruction, task=task, seed=seed), cfg, catalog=scene_catalog())
     except Exception as e:  # a crash is a data point, not the end of the measurement
         return {"instruction": instruction, "task": task, "seed": seed, "success": False, "graph_success": False,
                 "status": f"crash: {type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}

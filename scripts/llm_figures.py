@@ -30,7 +30,7 @@ AGENTS: tuple[str, ...] = ("decomposer", "thinker")
 
 
 def _schema(agent: str) -> Any:
-    from mallvi.graph.backends.llm_agents import DecomposerAnswer
+    from mallvi.graph.backends.llm.agents import DecomposerAnswer
     from mallvi.graph.schemas import ActionPlan
 
     return DecomposerAnswer if agent == "decomposer" else ActionPlan
@@ -39,7 +39,7 @@ def _schema(agent: str) -> Any:
 def _valid(agent: str, text: str | None) -> bool:
     from pydantic import ValidationError
 
-    from mallvi.graph.backends.llm import extract_json
+    from mallvi.graph.backends.llm.client import extract_json
 
     try:
         _schema(agent).model_validate_json(extract_json(text or ""))
@@ -71,7 +71,8 @@ def _questions(trace_dir: Path) -> list[dict[str, Any]]:
 def _run(task: str, seed: int, decoding: str, args: argparse.Namespace, base_url: str, model: str,
          trace_root: Path) -> dict[str, Any]:
     from mallvi.config import LlmConfig, RunConfig
-    from mallvi.graph.sim_run import run_in_sim
+    from mallvi.orchestration.run_instruction import run
+    from mallvi.orchestration.stations import RunRequest
 
     llm = LlmConfig(base_url=base_url, llm_model=model, vlm_model=model, timeout_s=args.llm_timeout,
                     decoding=decoding)
@@ -79,7 +80,7 @@ def _run(task: str, seed: int, decoding: str, args: argparse.Namespace, base_url
     trace_dir = trace_root / decoding / f"{task}-{seed}"
     t0 = time.perf_counter()
     try:
-        r = run_in_sim(None, task, seed, cfg, trace_dir=trace_dir)
+        r = run(RunRequest(instruction=None, task=task, seed=seed, trace_dir=trace_dir), cfg)
         row = {"success": r.success, "status": r.status, "wall_s": r.wall_s, "subtasks": len(r.subtasks),
                "failure": (r.failure_report or {}).get("reason") or r.refusal}
     except Exception as e:  # a crash is a data point, not the end of the measurement
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     AGENTS = tuple(args.agents.split(","))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: still shut the model server down
 
-    from mallvi.graph.backends.llm_decoding import EndpointCaps, probe_endpoint
+    from mallvi.graph.backends.llm.decoding import EndpointCaps, probe_endpoint
     from tests.fixtures.local_llm_server import LocalLlmServer, smollm2_gguf
 
     out = Path(args.out)
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                     with LocalLlmServer(gguf) as srv:
                         if decoding == "auto":
                             from mallvi.config import LlmConfig
-                            from mallvi.graph.backends.llm import make_chat_model
+                            from mallvi.graph.backends.llm.client import make_chat_model
 
                             cfg = LlmConfig(base_url=srv.base_url, llm_model=srv.model, timeout_s=args.llm_timeout)
                             caps: EndpointCaps = probe_endpoint(make_chat_model(cfg, srv.model), srv.base_url,

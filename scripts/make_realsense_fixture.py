@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense  # noqa: E402
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense  # noqa: E402
 from tests.integration.test_real_realsense import FIXTURE, K_COLOR, K_DEPTH, T_COLOR_DEPTH, H, W, render_scene  # noqa: E402
 
 

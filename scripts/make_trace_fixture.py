@@ -399,13 +399,14 @@ def record_bench(out: Path) -> None:
 
 def record_real_run(out: Path, task: str, seed: int) -> None:
     """A run of the real controller (rules backend) on the SAPIEN scene, traced as ``mallvi run`` traces it."""
-    from mallvi.bench.catalog import scene_catalog
+    from mallvi.bench.task_scenes import scene_catalog
     from mallvi.config import RunConfig
-    from mallvi.graph.sim_run import run_in_sim
+    from mallvi.orchestration.run_instruction import run
+    from mallvi.orchestration.stations import RunRequest
 
     if out.exists():
         shutil.rmtree(out)
-    result = run_in_sim(None, task, seed, RunConfig(), trace_dir=out, catalog=scene_catalog())
+    result = run(RunRequest(task=task, seed=seed, trace_dir=out), RunConfig(), catalog=scene_catalog())
     print(f"real run {task} seed {seed}: success={result.success} status={result.status} attempts={result.attempts}")
 
 

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mallvi.logviz.catalog import RunCatalog
+from mallvi.logviz.run_index import RunCatalog
 
 
 def main() -> None:

@@ -20,10 +20,11 @@ from scipy.spatial.transform import Rotation
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.calibration import BoardSpec, detect_board, render_board_view, solve_eye_to_hand
-from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec, detect_board, render_board_view, solve_eye_to_hand
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense import RealSenseCamera
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 
 
 def _T(rotvec: list[float], t: list[float]) -> np.ndarray:

@@ -30,15 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from mallvi.bench.catalog import scene_catalog
+from mallvi.bench.task_scenes import scene_catalog
 from mallvi.config import RunConfig
 from mallvi.contracts.geometry import Pose
-from mallvi.graph.sim_run import run_in_sim
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RunRequest
 from mallvi.perception.pipeline import make_perception
-from mallvi.robot_drivers.calibration_io import calibrate_rig, load_views, save_rig_calibration
-from mallvi.sim_bridge.twin_calibration import error_vs_truth
-from mallvi.sim_bridge.twin_rig import capture_calibration_views, open_twin
+from mallvi.robot_drivers.calibration.calibration_files import calibrate_rig, load_views, save_rig_calibration
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.twin.calibration_views import error_vs_truth
+from mallvi.twin.twin_rig import capture_calibration_views, open_twin
 
 SUCCESS_TASKS = ("stack_blocks_two", "stack_blocks_three", "blocks_ranking_rgb", "handover_block",
                  "place_object_basket")
@@ -63,7 +64,7 @@ def calibrate(views: int, seed: int, folder: Path) -> tuple[Path, dict[str, Any]
     capture_calibration_views(CALIBRATION_SCENE, seed, views_dir, views)
     t_solve = time.perf_counter()
     world = SimWorld.create(CALIBRATION_SCENE, seed, render=False)
-    from mallvi.sim_bridge.twin_arms import true_arm_mounts
+    from mallvi.twin.arms import true_arm_mounts
 
     anchor = true_arm_mounts(world)["left"].as_matrix()  # the anchor's mount as a tape measure gives it
     calib, skipped = calibrate_rig(load_views(views_dir), "left", anchor)
@@ -88,7 +89,7 @@ def calibrate(views: int, seed: int, folder: Path) -> tuple[Path, dict[str, Any]
 def perception_errors(calibration: Path, seeds: list[int]) -> dict[str, Any]:
     """Per object kind: how many true objects have a perceived object within 10 cm of their box centre, the
     error's median and p95 (3D and table-plane), and perceived objects matching no true one."""
-    from mallvi.robot_drivers.calibration_io import load_rig_calibration
+    from mallvi.robot_drivers.calibration.calibration_files import load_rig_calibration
 
     calib = load_rig_calibration(calibration)
     mounts = {s: Pose.from_matrix(a.T_world_base) for s, a in calib.arms.items()}
@@ -169,7 +170,7 @@ def _stops(trace_dir: Path) -> tuple[int, int]:
 
 def mount_spacing_m(calibration: Path) -> float:
     """How far apart the calibration puts the two arms' mounts (m)."""
-    from mallvi.robot_drivers.calibration_io import load_rig_calibration
+    from mallvi.robot_drivers.calibration.calibration_files import load_rig_calibration
 
     arms = load_rig_calibration(calibration).arms
     return float(np.linalg.norm(arms["right"].T_world_base[:3, 3] - arms["left"].T_world_base[:3, 3]))
@@ -206,8 +207,9 @@ def success(calibrations: list[Path], seeds: list[int], tasks: tuple[str, ...], 
                 trace = folder / "traces" / f"{task}_{seed}_{station}"
                 t0 = time.perf_counter()
                 try:
-                    result = run_in_sim(None, task, seed, cfg, trace_dir=trace, catalog=scene_catalog(),
-                                        twin_calibration=calibration if station == "twin" else None)
+                    request = RunRequest(task=task, seed=seed, trace_dir=trace,
+                                         calibration=calibration if station == "twin" else None)
+                    result = run(request, cfg, catalog=scene_catalog())
                     ok, reason = result.success, (result.failure_report or {}).get("reason") or result.refusal
                 except Exception as e:  # a crash is a finding to report, not a reason to stop measuring
                     ok, reason = False, f"crashed: {type(e).__name__}: {e}"

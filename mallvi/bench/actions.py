@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.contracts.geometry import parse_arm
 from mallvi.contracts.skills import FailureKind, SkillResult
 

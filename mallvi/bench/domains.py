@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mallvi.bench.config import RANDOMIZATIONS
+from mallvi.bench.bench_config import RANDOMIZATIONS
 from mallvi.sim_bridge.distractors import Area, ClutterSpec
 from mallvi.sim_bridge.domain import DomainSpec, VisualSpec
 

@@ -9,8 +9,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from mallvi.bench.agents.base import EpisodeStats
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.agents.agent_protocols import EpisodeStats
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import CostClock, cost_record, instrument_agent, instrument_world, thread_queue_s
 from mallvi.bench.loop import run_fine, run_grounding, run_planning
 from mallvi.bench.reuse import reuse_renders, reuse_scans
@@ -116,7 +116,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
 def sim_privileged(cfg: BenchConfig) -> list[str]:
     """What every benchmark episode is given that a real rig would not have (the simulator's Station)."""
     from mallvi.graph.assemble import PERCEPTION_PRIVILEGED
-    from mallvi.sim_bridge.station import SIM_PRIVILEGED
+    from mallvi.sim_bridge.sim_station import SIM_PRIVILEGED
 
     return [*SIM_PRIVILEGED, *([PERCEPTION_PRIVILEGED] if cfg.perception == "sim" and cfg.agent != "expert" else [])]
 

@@ -7,9 +7,9 @@ from collections import deque
 from typing import Any
 
 from mallvi.bench.actions import action_name, execute_action, execute_ee_action
-from mallvi.bench.agents.base import EpisodeStats, GroundingAnswerer, Planner, TurnRecord
-from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.bench.agents.agent_protocols import EpisodeStats, GroundingAnswerer, Planner, TurnRecord
 from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.tracing.trace import TraceWriter
 

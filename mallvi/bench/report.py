@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mallvi.bench import anchors
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import cost_totals
 from mallvi.bench.metrics import aggregate, mean_or_none
 from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL

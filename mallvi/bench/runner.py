@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import preload, run_episode
 from mallvi.bench.report import write_report
 

@@ -1,7 +1,7 @@
 """The safety guard's contract: the checks every motion passes before anything moves.
 
 Each check returns None when the command is allowed, else a sentence saying why it is refused. The
-implementation is ``mallvi.robot_drivers.safety.SafetyGuard`` (workspace box per arm, table plane, step and speed
+implementation is ``mallvi.robot_drivers.safety.guard.MotionGuard`` (workspace box per arm, table plane, step and speed
 limits, inter-arm clearance, point-cloud collisions, NaN/inf rejection); the simulator and the rig both use it.
 Frames and units: world frame, metres, radians, seconds.
 """

@@ -2,8 +2,8 @@
 
 A Station is a robot set-up ready to act: its skills, its named cameras, the world model that resolves object
 names, the state of its arms, each arm's workspace and reach, the safety guard, an optional success oracle and
-``close()``. The simulator (``mallvi.sim_bridge.station.SimStation``) and the real rig
-(``mallvi.robot_drivers.rig_station.RigStation``) are Stations; every run is the agent graph on a Station
+``close()``. The simulator (``mallvi.sim_bridge.sim_station.SimStation``) and the real rig
+(``mallvi.robot_drivers.rig.rig_station.RigStation``) are Stations; every run is the agent graph on a Station
 (``mallvi.graph.assemble.build_context``).
 
 A Station also lists which of its inputs are *privileged*: information a real rig could not have (e.g. object

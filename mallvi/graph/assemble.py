@@ -1,6 +1,6 @@
 """One way to assemble a run: the graph's ``GraphContext`` from any Station.
 
-``mallvi run`` (sim_run.py), ``mallvi bench`` (bench/agents/graph_agent.py) and the rig (rig_run.py) all call
+The one run path (``orchestration/run_instruction.py``), which ``mallvi run``, ``mallvi bench`` and the rig take, calls
 ``build_context``; nothing else constructs a ``GraphContext``, so every run gets the same fields whatever robot
 set-up it runs on.
 """
@@ -14,7 +14,7 @@ from mallvi.config import Budgets
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.station import Station, bounding_box
-from mallvi.graph.backends.base import AgentBackends
+from mallvi.graph.backends.backend_protocols import AgentBackends
 from mallvi.graph.context import ArtifactStore, GraphContext
 from mallvi.graph.ports import PerceptionPort
 from mallvi.tracing.trace import TraceWriter

@@ -5,7 +5,7 @@ An object that is not in the scene, an ambiguous reference or an impossible hand
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import RefusalError
+from mallvi.graph.agent_errors import RefusalError
 from mallvi.graph.refs import ResolutionError, candidates_of, plan_refs, resolve
 from mallvi.graph.schemas import Plan, Predicate, SceneMemory
 

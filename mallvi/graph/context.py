@@ -20,7 +20,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import SkillAPI
 from mallvi.contracts.station import ReachEnvelope
 from mallvi.contracts.world_model import WorldModel
-from mallvi.graph.backends.base import AgentBackends
+from mallvi.graph.backends.backend_protocols import AgentBackends
 from mallvi.graph.ports import PerceptionPort
 from mallvi.tracing.trace import TraceWriter
 

@@ -10,11 +10,11 @@ import logging
 
 from mallvi.contracts.observation import Observation
 from mallvi.graph.schemas import Detection2D, SceneObject
+from mallvi.perception.perceived_world import PerceptionWorldModel
 from mallvi.perception.pipeline import Perception
+from mallvi.perception.query_words import parse_query
 from mallvi.perception.scene_graph import PerceivedObject, size_class
 from mallvi.perception.types import Detection, LocalizationError, Localized3D
-from mallvi.perception.vocab import parse_query
-from mallvi.perception.world_model import PerceptionWorldModel
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,13 @@ from dash import Dash, Input, Output, State, dcc, html
 from dash.exceptions import PreventUpdate
 from flask import Response, request
 
-from mallvi.logviz.catalog import RootNotFoundError, RunCatalog
 from mallvi.logviz.components.bench import bench_page
 from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
 from mallvi.logviz.components.step import run_events_panel, step_panel
 from mallvi.logviz.components.timeline import timeline_figure
 from mallvi.logviz.fulltext import download_name, full_text
 from mallvi.logviz.reader import RunSummary
+from mallvi.logviz.run_index import RootNotFoundError, RunCatalog
 
 log = logging.getLogger(__name__)
 

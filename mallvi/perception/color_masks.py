@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
 from mallvi.perception.frame_memo import per_frame
-from mallvi.perception.vocab import COLORS
+from mallvi.perception.query_words import COLORS
 
 BLACK_V_MAX = 105
 

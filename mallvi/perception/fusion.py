@@ -21,9 +21,9 @@ import numpy as np
 
 from mallvi.contracts.observation import Observation
 from mallvi.perception.projection import project
+from mallvi.perception.query_words import parse_query
 from mallvi.perception.scene_graph import SceneGraph
 from mallvi.perception.types import Detection, box_iou
-from mallvi.perception.vocab import parse_query
 
 DEFAULT_RELIABILITY: dict[str, float] = {"sim": 1.0, "color": 0.9, "raised": 0.85, "grounding_dino": 0.8, "owlv2": 0.75}
 #: Platt parameters (a, b) for the neural detectors' raw scores (their useful range is low, ~0.2..0.6)

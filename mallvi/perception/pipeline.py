@@ -15,11 +15,11 @@ from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
 from mallvi.perception.grasp import grasp_point
 from mallvi.perception.projection import mask_geometry, project, support_z, surface_point
+from mallvi.perception.query_words import category_of, parse_query
 from mallvi.perception.rim import rim_centre, upright_axis
 from mallvi.perception.scene_graph import PerceivedObject, RelationThresholds, SceneGraph, object_id, size_class
 from mallvi.perception.segmentation import ColorMaskSegmenter, Segmenter, SimMaskSegmenter
 from mallvi.perception.types import Detection, Detector, LocalizationError, Localized3D, PerceptionError
-from mallvi.perception.vocab import category_of, parse_query
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mallvi.perception.vocab import CONTAINERS, phrase
+from mallvi.perception.query_words import CONTAINERS, phrase
 
 RELATIONS: tuple[str, ...] = ("left_of", "right_of", "in_front_of", "behind", "on", "in", "near")
 

@@ -4,7 +4,7 @@
 - ColorMaskSegmenter: the detection's colour inside its (slightly grown) box, largest component; for pale or
   uncoloured detections the raised region from depth that fits the box (``RaisedMaskSegmenter``) first, then
   (no colour) GrabCut.
-- RaisedMaskSegmenter: the object region found from depth (``perception/raised.py``) that best fits the box.
+- RaisedMaskSegmenter: the object region found from depth (``perception/raised_regions.py``) that best fits the box.
 - BoxGrabCutSegmenter: OpenCV GrabCut initialised from the box.
 - SamSegmenter: SAM with a box prompt, in mallvi.perception.neural.sam (it needs torch; it builds on this module).
 """
@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.observation import Observation
 from mallvi.perception.color_masks import clean, color_mask, frame_hsv
-from mallvi.perception.raised import RaisedConfig, raised_regions
+from mallvi.perception.raised_regions import RaisedConfig, raised_regions
 from mallvi.perception.types import Detection, box_iou
 
 Mask = NDArray[np.bool_]

@@ -1,7 +1,7 @@
 """The clock a device driver waits on: real time on a rig, simulated time in the twin.
 
 A driver reads ``monotonic()`` for deadlines and calls ``sleep(s)`` to wait; it never calls ``time`` directly, so a
-simulated device can advance its physics while the driver waits (``mallvi.sim_bridge.twin_clock``). Freshness of
+simulated device can advance its physics while the driver waits (``mallvi.twin.clock``). Freshness of
 device feedback is a property of the link, not of the motion, and stays on wall time.
 """
 

@@ -33,8 +33,8 @@ from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.contingency_profile import ContingencyProfile, draw_fault, fault_rng, parse_contingency
 from mallvi.sim_bridge.motion import Motion
-from mallvi.sim_bridge.ports import Clock, Objects, Rig
 from mallvi.sim_bridge.scene_spec import CUBE_TOL_M, SimObject
+from mallvi.sim_bridge.skill_ports import Clock, Objects, Rig
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from mallvi.contracts.skills import Failure, FailureKind
 from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, frame_from, leaned_top_grasps
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import ArmPlanner
-from mallvi.sim_bridge.ports import FaultHooks, Rig
+from mallvi.sim_bridge.skill_ports import FaultHooks, Rig
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ import sapien
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import Failure, FailureKind
-from mallvi.robot_drivers.sim import SimArm
 from mallvi.sim_bridge.scene_spec import SimObject
+from mallvi.sim_bridge.sim_devices import SimArm
 
 log = logging.getLogger(__name__)
 

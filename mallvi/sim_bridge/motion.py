@@ -19,12 +19,12 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import Failure, FailureKind
-from mallvi.robot_drivers.safety import refused
-from mallvi.robot_drivers.sim import SETTLE_STEPS, path_velocities, resample_path
+from mallvi.robot_drivers.safety.guard import refused
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.planning import RRT_SEARCHES, ArmPlanner, PlanResult
-from mallvi.sim_bridge.ports import Clock, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SimObject
+from mallvi.sim_bridge.sim_devices import SETTLE_STEPS, path_velocities, resample_path
+from mallvi.sim_bridge.skill_ports import Clock, Objects, Rig
 
 PlanKind = Literal["free", "straight", "straight_then_free"]
 OBSTACLE_SHRINK_M = 0.006  # obstacle boxes lose this much per side so resting contacts are not collisions

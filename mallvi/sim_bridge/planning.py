@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.robot_drivers.embodiment.loader import Embodiment
-from mallvi.robot_drivers.short_move import is_short, joint_line, turn_rad
+from mallvi.robot_drivers.motion.short_move import is_short, joint_line, turn_rad
 
 log = logging.getLogger(__name__)
 

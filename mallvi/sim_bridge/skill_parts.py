@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.embodiment.loader import Embodiment
-from mallvi.robot_drivers.sim import SimArm
 from mallvi.sim_bridge.grasp_reach import GraspReach
 from mallvi.sim_bridge.grasping import GraspHolder
 from mallvi.sim_bridge.motion import Motion
-from mallvi.sim_bridge.ports import Clock, FaultHooks, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SimObject
+from mallvi.sim_bridge.sim_devices import SimArm
+from mallvi.sim_bridge.skill_ports import Clock, FaultHooks, Objects, Rig
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from scipy.spatial.transform import Rotation
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.contracts.skills import Failure, FailureKind, SkillResult
 from mallvi.contracts.world_model import ObjectInfo
-from mallvi.robot_drivers.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M, end_grasp_offset_m, pivot_height_m
+from mallvi.robot_drivers.motion.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M, end_grasp_offset_m, pivot_height_m
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import LYING_TILT_COS, frame_from
 from mallvi.sim_bridge.lay_down import lay_within_reach, put_down

@@ -26,8 +26,7 @@ from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.embodiment.loader import Embodiment, default_embodiment
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
-from mallvi.robot_drivers.sim import SimArm, SimCamera
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.cameras import CameraSpec, add_fixed_camera, add_mounted_camera, capture
 from mallvi.sim_bridge.contingency import FaultInjector, SimFaults
@@ -36,10 +35,11 @@ from mallvi.sim_bridge.grasp_reach import GraspReach
 from mallvi.sim_bridge.grasping import GraspHolder
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import ArmPlanner, quiet_planner_output
-from mallvi.sim_bridge.ports import NO_FAULTS, FaultHooks, Objects, Rig
 from mallvi.sim_bridge.scene_spec import SceneSpec, SimObject
+from mallvi.sim_bridge.sim_devices import SimArm, SimCamera
+from mallvi.sim_bridge.sim_skills import SimSkills
 from mallvi.sim_bridge.skill_parts import SkillParts
-from mallvi.sim_bridge.skills import SimSkills
+from mallvi.sim_bridge.skill_ports import NO_FAULTS, FaultHooks, Objects, Rig
 
 log = logging.getLogger(__name__)
 

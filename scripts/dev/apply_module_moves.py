@@ -18,14 +18,175 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-#: whole modules (and packages) that moved; a key also matches its submodules
+#: the second cut: one run path (orchestration), the twin, a folder per device and per job, the llm and the
+#: rules backends in folders of their own, and no two modules of one name where a reader could confuse them
+_SECOND_CUT: dict[str, str] = {
+    "mallvi.graph.runner": "mallvi.graph.drive",
+    "mallvi.graph.single_agent": "mallvi.graph.single_planner",
+    "mallvi.graph.fault_budgets": "mallvi.orchestration.fault_budgets",
+    "mallvi.graph.backends.base": "mallvi.graph.backends.backend_protocols",
+    "mallvi.graph.backends.llm": "mallvi.graph.backends.llm.client",
+    "mallvi.graph.backends.llm_agents": "mallvi.graph.backends.llm.agents",
+    "mallvi.graph.backends.llm_decoding": "mallvi.graph.backends.llm.decoding",
+    "mallvi.graph.backends.llm_endpoint": "mallvi.graph.backends.llm.endpoint",
+    "mallvi.graph.backends.llm_errors": "mallvi.graph.backends.llm.errors",
+    "mallvi.graph.backends.llm_images": "mallvi.graph.backends.llm.images",
+    "mallvi.graph.backends.rules.plan_checks": "mallvi.graph.plan_checks",
+    "mallvi.graph.backends.rules.grammar": "mallvi.graph.backends.rules.grammar.parser",
+    "mallvi.graph.backends.rules.clauses": "mallvi.graph.backends.rules.grammar.clauses",
+    "mallvi.graph.backends.rules.vocab": "mallvi.graph.backends.rules.grammar.vocab",
+    "mallvi.graph.backends.rules.phrasing": "mallvi.graph.backends.rules.grammar.phrasing",
+    "mallvi.graph.backends.rules.orders": "mallvi.graph.backends.rules.grammar.orders",
+    "mallvi.graph.backends.rules.grammar_checks": "mallvi.graph.backends.rules.grammar.checks",
+    "mallvi.graph.backends.rules.thinker": "mallvi.graph.backends.rules.thinker.thinker",
+    "mallvi.graph.backends.rules.strategies": "mallvi.graph.backends.rules.thinker.strategies",
+    "mallvi.graph.backends.rules.pull": "mallvi.graph.backends.rules.thinker.pull",
+    "mallvi.graph.backends.rules.regrasp": "mallvi.graph.backends.rules.thinker.regrasp",
+    "mallvi.bench.catalog": "mallvi.bench.task_scenes",
+    "mallvi.bench.config": "mallvi.bench.bench_config",
+    "mallvi.bench.agents.base": "mallvi.bench.agents.agent_protocols",
+    "mallvi.bench.tasks.base": "mallvi.bench.tasks.task_base",
+    "mallvi.logviz.catalog": "mallvi.logviz.run_index",
+    "mallvi.logviz.components.scene_graph": "mallvi.logviz.components.scene_graph_view",
+    "mallvi.perception.world_model": "mallvi.perception.perceived_world",
+    "mallvi.perception.report": "mallvi.perception.frame_report",
+    "mallvi.perception.raised": "mallvi.perception.raised_regions",
+    "mallvi.perception.vocab": "mallvi.perception.query_words",
+    "mallvi.sim_bridge.catalog": "mallvi.sim_bridge.scene_catalog",
+    "mallvi.sim_bridge.station": "mallvi.sim_bridge.sim_station",
+    "mallvi.sim_bridge.skills": "mallvi.sim_bridge.sim_skills",
+    "mallvi.sim_bridge.ports": "mallvi.sim_bridge.skill_ports",
+    "mallvi.robot_drivers.sim": "mallvi.sim_bridge.sim_devices",
+    "mallvi.sim_bridge.twin_arm": "mallvi.twin.emulated_arm",
+    "mallvi.sim_bridge.twin_arms": "mallvi.twin.arms",
+    "mallvi.sim_bridge.twin_board": "mallvi.twin.board",
+    "mallvi.sim_bridge.twin_calibration": "mallvi.twin.calibration_views",
+    "mallvi.sim_bridge.twin_camera": "mallvi.twin.camera",
+    "mallvi.sim_bridge.twin_clock": "mallvi.twin.clock",
+    "mallvi.sim_bridge.twin_depth": "mallvi.twin.depth_noise",
+    "mallvi.sim_bridge.twin_rig": "mallvi.twin.twin_rig",
+    "mallvi.sim_bridge.twin_station": "mallvi.twin.twin_station",
+    "mallvi.robot_drivers.config_piper": "mallvi.robot_drivers.piper.config_piper",
+    "mallvi.robot_drivers.piper": "mallvi.robot_drivers.piper.piper",
+    "mallvi.robot_drivers.piper_emulator": "mallvi.robot_drivers.piper.piper_emulator",
+    "mallvi.robot_drivers.piper_ik": "mallvi.robot_drivers.piper.piper_ik",
+    "mallvi.robot_drivers.piper_kinematics": "mallvi.robot_drivers.piper.piper_kinematics",
+    "mallvi.robot_drivers.piper_reach": "mallvi.robot_drivers.piper.piper_reach",
+    "mallvi.robot_drivers.piper_units": "mallvi.robot_drivers.piper.piper_units",
+    "mallvi.robot_drivers.realsense": "mallvi.robot_drivers.realsense.realsense",
+    "mallvi.robot_drivers.realsense_synthetic": "mallvi.robot_drivers.realsense.realsense_synthetic",
+    "mallvi.robot_drivers.calibration": "mallvi.robot_drivers.calibration.eye_to_hand",
+    "mallvi.robot_drivers.calibration_io": "mallvi.robot_drivers.calibration.calibration_files",
+    "mallvi.robot_drivers.calibration_refine": "mallvi.robot_drivers.calibration.refine",
+    "mallvi.robot_drivers.safety": "mallvi.robot_drivers.safety.guard",
+    "mallvi.robot_drivers.cloud_collision": "mallvi.robot_drivers.safety.cloud_collision",
+    "mallvi.robot_drivers.gripper_shape": "mallvi.robot_drivers.safety.gripper_shape",
+    "mallvi.robot_drivers.skill_args": "mallvi.robot_drivers.safety.skill_args",
+    "mallvi.robot_drivers.short_move": "mallvi.robot_drivers.motion.short_move",
+    "mallvi.robot_drivers.pivot_grasp": "mallvi.robot_drivers.motion.pivot_grasp",
+    "mallvi.robot_drivers.rig": "mallvi.robot_drivers.rig.rig",
+    "mallvi.robot_drivers.rig_station": "mallvi.robot_drivers.rig.rig_station",
+    "mallvi.robot_drivers.table_plane": "mallvi.robot_drivers.rig.table_plane",
+    "mallvi.robot_drivers.rig_geometry": "mallvi.robot_drivers.rig_skills.rig_geometry",
+    "mallvi.robot_drivers.rig_joint_moves": "mallvi.robot_drivers.rig_skills.rig_joint_moves",
+    "mallvi.robot_drivers.rig_motion": "mallvi.robot_drivers.rig_skills.rig_motion",
+    "mallvi.robot_drivers.rig_planner": "mallvi.robot_drivers.rig_skills.rig_planner",
+    "mallvi.robot_drivers.rig_skills": "mallvi.robot_drivers.rig_skills.rig_skills",
+    "mallvi.robot_drivers.rig_skills_config": "mallvi.robot_drivers.rig_skills.config_rig_skills",
+    "mallvi.robot_drivers.rig_upright": "mallvi.robot_drivers.rig_skills.rig_upright",
+    "mallvi.doctor": "mallvi.diagnostics",
+}
+_SECOND_CUT_PATHS: dict[str, str] = {
+    "graph/runner.py": "graph/drive.py",
+    "graph/single_agent.py": "graph/single_planner.py",
+    "graph/fault_budgets.py": "orchestration/fault_budgets.py",
+    "graph/backends/base.py": "graph/backends/backend_protocols.py",
+    "graph/backends/llm.py": "graph/backends/llm/client.py",
+    "graph/backends/llm_agents.py": "graph/backends/llm/agents.py",
+    "graph/backends/llm_decoding.py": "graph/backends/llm/decoding.py",
+    "graph/backends/llm_endpoint.py": "graph/backends/llm/endpoint.py",
+    "graph/backends/llm_errors.py": "graph/backends/llm/errors.py",
+    "graph/backends/llm_images.py": "graph/backends/llm/images.py",
+    "graph/backends/rules/plan_checks.py": "graph/plan_checks.py",
+    "graph/backends/rules/grammar.py": "graph/backends/rules/grammar/parser.py",
+    "graph/backends/rules/clauses.py": "graph/backends/rules/grammar/clauses.py",
+    "graph/backends/rules/vocab.py": "graph/backends/rules/grammar/vocab.py",
+    "graph/backends/rules/phrasing.py": "graph/backends/rules/grammar/phrasing.py",
+    "graph/backends/rules/orders.py": "graph/backends/rules/grammar/orders.py",
+    "graph/backends/rules/grammar_checks.py": "graph/backends/rules/grammar/checks.py",
+    "graph/backends/rules/thinker.py": "graph/backends/rules/thinker/thinker.py",
+    "graph/backends/rules/strategies.py": "graph/backends/rules/thinker/strategies.py",
+    "graph/backends/rules/pull.py": "graph/backends/rules/thinker/pull.py",
+    "graph/backends/rules/regrasp.py": "graph/backends/rules/thinker/regrasp.py",
+    "bench/catalog.py": "bench/task_scenes.py",
+    "bench/config.py": "bench/bench_config.py",
+    "bench/agents/base.py": "bench/agents/agent_protocols.py",
+    "bench/tasks/base.py": "bench/tasks/task_base.py",
+    "logviz/catalog.py": "logviz/run_index.py",
+    "logviz/components/scene_graph.py": "logviz/components/scene_graph_view.py",
+    "perception/world_model.py": "perception/perceived_world.py",
+    "perception/report.py": "perception/frame_report.py",
+    "perception/raised.py": "perception/raised_regions.py",
+    "perception/vocab.py": "perception/query_words.py",
+    "sim_bridge/catalog.py": "sim_bridge/scene_catalog.py",
+    "sim_bridge/station.py": "sim_bridge/sim_station.py",
+    "sim_bridge/skills.py": "sim_bridge/sim_skills.py",
+    "sim_bridge/ports.py": "sim_bridge/skill_ports.py",
+    "robot_drivers/sim.py": "sim_bridge/sim_devices.py",
+    "sim_bridge/twin_arm.py": "twin/emulated_arm.py",
+    "sim_bridge/twin_arms.py": "twin/arms.py",
+    "sim_bridge/twin_board.py": "twin/board.py",
+    "sim_bridge/twin_calibration.py": "twin/calibration_views.py",
+    "sim_bridge/twin_camera.py": "twin/camera.py",
+    "sim_bridge/twin_clock.py": "twin/clock.py",
+    "sim_bridge/twin_depth.py": "twin/depth_noise.py",
+    "sim_bridge/twin_rig.py": "twin/twin_rig.py",
+    "sim_bridge/twin_station.py": "twin/twin_station.py",
+    "robot_drivers/config_piper.py": "robot_drivers/piper/config_piper.py",
+    "robot_drivers/piper.py": "robot_drivers/piper/piper.py",
+    "robot_drivers/piper_emulator.py": "robot_drivers/piper/piper_emulator.py",
+    "robot_drivers/piper_ik.py": "robot_drivers/piper/piper_ik.py",
+    "robot_drivers/piper_kinematics.py": "robot_drivers/piper/piper_kinematics.py",
+    "robot_drivers/piper_reach.py": "robot_drivers/piper/piper_reach.py",
+    "robot_drivers/piper_units.py": "robot_drivers/piper/piper_units.py",
+    "robot_drivers/realsense.py": "robot_drivers/realsense/realsense.py",
+    "robot_drivers/realsense_synthetic.py": "robot_drivers/realsense/realsense_synthetic.py",
+    "robot_drivers/calibration.py": "robot_drivers/calibration/eye_to_hand.py",
+    "robot_drivers/calibration_io.py": "robot_drivers/calibration/calibration_files.py",
+    "robot_drivers/calibration_refine.py": "robot_drivers/calibration/refine.py",
+    "robot_drivers/safety.py": "robot_drivers/safety/guard.py",
+    "robot_drivers/cloud_collision.py": "robot_drivers/safety/cloud_collision.py",
+    "robot_drivers/gripper_shape.py": "robot_drivers/safety/gripper_shape.py",
+    "robot_drivers/skill_args.py": "robot_drivers/safety/skill_args.py",
+    "robot_drivers/short_move.py": "robot_drivers/motion/short_move.py",
+    "robot_drivers/pivot_grasp.py": "robot_drivers/motion/pivot_grasp.py",
+    "robot_drivers/rig.py": "robot_drivers/rig/rig.py",
+    "robot_drivers/rig_station.py": "robot_drivers/rig/rig_station.py",
+    "robot_drivers/table_plane.py": "robot_drivers/rig/table_plane.py",
+    "robot_drivers/rig_geometry.py": "robot_drivers/rig_skills/rig_geometry.py",
+    "robot_drivers/rig_joint_moves.py": "robot_drivers/rig_skills/rig_joint_moves.py",
+    "robot_drivers/rig_motion.py": "robot_drivers/rig_skills/rig_motion.py",
+    "robot_drivers/rig_planner.py": "robot_drivers/rig_skills/rig_planner.py",
+    "robot_drivers/rig_skills.py": "robot_drivers/rig_skills/rig_skills.py",
+    "robot_drivers/rig_skills_config.py": "robot_drivers/rig_skills/config_rig_skills.py",
+    "robot_drivers/rig_upright.py": "robot_drivers/rig_skills/rig_upright.py",
+    "doctor.py": "diagnostics.py",
+}
+
+#: whole modules (and packages) that moved; a key also matches its submodules, but never a module of the package
+#: that took its place (``mallvi.robot_drivers.safety`` became the package holding ``safety.guard``)
 MODULE_MOVES: dict[str, str] = {
     "mallvi.perception.observation": "mallvi.contracts.observation",
     "mallvi.logviz.trace": "mallvi.tracing.trace",
     "mallvi.logviz.capture": "mallvi.tracing.capture",
     "mallvi.logviz.summarize": "mallvi.tracing.summarize",
     "mallvi.sim_bridge.embodiment": "mallvi.robot_drivers.embodiment",
+    **_SECOND_CUT,
 }
+#: modules of the packages that took a module's place, besides the moved ones (new modules)
+_NEW_LEAVES = {"mallvi.robot_drivers.calibration": ("capture",),
+               "mallvi.robot_drivers.realsense": ("config_realsense",),
+               "mallvi.robot_drivers.rig": ("config_rig",)}
 
 #: modules whose names went to several new modules; None = the old module is gone (every name must be listed)
 _BASE = {
@@ -57,6 +218,12 @@ NAME_MOVES: dict[str, tuple[dict[str, str], bool]] = {
     "mallvi.graph.nodes.common": ({"refs_of": "mallvi.graph.refs", "plan_refs": "mallvi.graph.refs"}, True),
     "mallvi.graph.binding": ({"candidates_of": "mallvi.graph.refs"}, True),
     "mallvi.perception.segmentation": ({"SamSegmenter": "mallvi.perception.neural.sam"}, True),
+    "mallvi.robot_drivers.rig": ({"RigConfig": "mallvi.robot_drivers.rig.config_rig"}, True),
+    "mallvi.graph.backends.base": ({n: "mallvi.graph.agent_errors" for n in ("RefusalError", "AgentError",
+                                                                              "NoStrategyLeftError")}, True),
+    "mallvi.graph.backends.backend_protocols": ({n: "mallvi.graph.agent_errors" for n in (
+        "RefusalError", "AgentError", "NoStrategyLeftError")}, True),
+    "mallvi.robot_drivers.realsense": ({"RealSenseConfig": "mallvi.robot_drivers.realsense.config_realsense"}, True),
 }
 
 #: file paths named in prose (docs, comments)
@@ -67,6 +234,7 @@ PATH_MOVES: dict[str, str] = {
     "logviz/capture.py": "tracing/capture.py",
     "logviz/summarize.py": "tracing/summarize.py",
     "sim_bridge/embodiment": "robot_drivers/embodiment",
+    **_SECOND_CUT_PATHS,
 }
 
 _FROM_IMPORT = re.compile(
@@ -135,10 +303,20 @@ def _dotted(text: str) -> str:
         if not old_kept:
             text = re.sub(esc + r"\b(?!\.)", "mallvi.contracts", text)
     for old, new in MODULE_MOVES.items():
-        text = re.sub(re.escape(old) + r"\b", new, text)
+        text = re.sub(re.escape(old) + r"\b" + _not_its_package(old), new, text)
     for old, new in PATH_MOVES.items():
         text = re.sub(r"(?<![\w/])((?:mallvi/)?)" + re.escape(old), lambda m, n=new: m[1] + n, text)
     return text
+
+
+def _not_its_package(old: str) -> str:
+    """A lookahead that keeps ``old`` from matching a module of the package that took its place (idempotence)."""
+    leaves = {t[len(old) + 1:].split(".")[0] for t in MODULE_MOVES.values() if t.startswith(old + ".")}
+    leaves.update(_NEW_LEAVES.get(old, ()))
+    if not leaves:
+        return ""
+    names = "|".join(sorted(leaves))
+    return r"(?!\.(?:" + names + r")\b)(?![ \t]+import[ \t]+\(?\s*(?:" + names + r")\b)"
 
 
 def rewrite(text: str, where: str = "<text>") -> str:

@@ -192,7 +192,7 @@ def test_a_cluttered_tier2_scene_shows_its_distractors_and_perception_lists_them
 
 def test_the_prompt_facts_name_the_task_objects_not_the_distractors() -> None:
     from mallvi.bench.agents.single_info import example_reply
-    from mallvi.bench.tasks.base import task_object_names
+    from mallvi.bench.tasks.task_base import task_object_names
 
     with _world("handover_mic", 200060) as w:
         assert _distractors(w), "a cluttered table"
@@ -203,7 +203,7 @@ def test_the_prompt_facts_name_the_task_objects_not_the_distractors() -> None:
 
 
 def test_episode_records_results_and_table_say_which_randomisation_ran(tmp_path: Path) -> None:
-    from mallvi.bench.config import BenchConfig
+    from mallvi.bench.bench_config import BenchConfig
     from mallvi.bench.runner import RunDirError, run_bench
 
     cfg = BenchConfig(tier="grounding", tasks=("grounding_cluttered",), episodes=1, seed_start=200070,

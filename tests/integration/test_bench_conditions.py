@@ -11,11 +11,11 @@ import pytest
 import sapien
 
 from mallvi.bench import episode as episode_mod
-from mallvi.bench.agents.base import EpisodeStats
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.agents.agent_protocols import EpisodeStats
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.report import write_report
 from mallvi.bench.tasks import get_task
-from mallvi.bench.tasks.base import point
+from mallvi.bench.tasks.task_base import point
 from mallvi.logviz.components.bench import failed_conditions
 from mallvi.sim_bridge.world import SimWorld
 

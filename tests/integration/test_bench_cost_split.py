@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import run_episode
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import run_episode
 from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS, TierName
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mallvi.bench import runner
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.runner import RunDirError, _jobs, _queues, default_workers, prepare_dir, read_records, run_bench
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.runner import RunDirError, _drain, _queues, prepare_dir, read_records, run_bench
 from mallvi.cli import main
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import run_episode
 from mallvi.bench.tasks import get_task
 from mallvi.sim_bridge.world import SimWorld

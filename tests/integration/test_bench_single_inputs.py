@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import run_episode
 from mallvi.bench.runner import run_bench
 from mallvi.bench.tasks import get_task

@@ -115,7 +115,7 @@ def test_malformed_actions_fail_with_a_reason_and_move_nothing() -> None:
 
 
 def test_bench_scenes_reach_runs_through_the_catalogue_and_leave_the_shared_registry_alone() -> None:
-    from mallvi.bench.catalog import scene_catalog
+    from mallvi.bench.task_scenes import scene_catalog
     from mallvi.sim_bridge.scenes import scene_names
 
     before = scene_names()

@@ -17,7 +17,7 @@ from mallvi.bench.agents.expert_ctx import ExpertContext
 from mallvi.bench.agents.expert_fine import PAN_GRASPS, Hands
 from mallvi.bench.episode import seed_global_rngs
 from mallvi.bench.tasks import get_task
-from mallvi.bench.tasks.base import point
+from mallvi.bench.tasks.task_base import point
 from mallvi.contracts.geometry import Pose
 from mallvi.sim_bridge.world import SimWorld
 from mallvi.tracing.trace import TraceWriter

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mallvi.bench.agents.graph_agent import GraphAgent
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import run_episode, trace_dir
 from mallvi.config import Budgets
 from mallvi.tracing.trace import read_events
@@ -38,7 +38,7 @@ def test_bench_episode_traces_injected_faults(tmp_path: Path) -> None:
 
 def test_mallvi_run_accepts_every_benchmark_scene() -> None:
     """Every ST-BiBench task's scene is in the catalogue `mallvi run` is given, with the task's success check."""
-    from mallvi.bench.catalog import scene_catalog
+    from mallvi.bench.task_scenes import scene_catalog
     from mallvi.bench.tasks import TASKS
 
     catalog = scene_catalog()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mallvi.config import Budgets, LlmConfig, RunConfig
 from mallvi.graph.backends.factory import make_backends
-from mallvi.graph.runner import GraphOutcome, drive
+from mallvi.graph.drive import GraphOutcome, drive
 from mallvi.tracing.trace import TraceWriter, read_events
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures

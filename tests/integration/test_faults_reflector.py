@@ -15,8 +15,8 @@ import pytest
 from mallvi.config import Budgets
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind, SkillResult
-from mallvi.graph.fault_budgets import attempts_needed, budgets_for_contingency
-from mallvi.graph.runner import drive
+from mallvi.graph.drive import drive
+from mallvi.orchestration.fault_budgets import attempts_needed, budgets_for_contingency
 from mallvi.sim_bridge.contingency_profile import ContingencySpecError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mallvi.bench.catalog import scene_catalog
+from mallvi.bench.task_scenes import scene_catalog
 from mallvi.config import RunConfig
 from mallvi.contracts.geometry import ArmSide
-from mallvi.graph.sim_run import run_in_sim
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RunRequest
 from mallvi.sim_bridge.world import SimWorld
 from mallvi.tracing.trace import read_events
 
@@ -22,8 +23,8 @@ def _faults(trace: Path) -> list[tuple[str, str, str]]:
 
 def test_a_task_seed_level_episode_is_reproducible_and_its_faults_are_traced_as_they_happen(tmp_path: Path) -> None:
     cfg = RunConfig(perception="sim", contingency="grasp_miss=0.5,place_off=0.5")
-    a = run_in_sim(None, "stack_blocks_two", 4, cfg, trace_dir=tmp_path / "a", catalog=scene_catalog())
-    b = run_in_sim(None, "stack_blocks_two", 4, cfg, trace_dir=tmp_path / "b", catalog=scene_catalog())
+    a = run(RunRequest(task="stack_blocks_two", seed=4, trace_dir=tmp_path / "a"), cfg, catalog=scene_catalog())
+    b = run(RunRequest(task="stack_blocks_two", seed=4, trace_dir=tmp_path / "b"), cfg, catalog=scene_catalog())
     fa, fb = _faults(tmp_path / "a"), _faults(tmp_path / "b")
     assert fa and fa == fb and a.faults_injected == len(fa)
     assert (a.success, a.status, a.attempts) == (b.success, b.status, b.attempts)

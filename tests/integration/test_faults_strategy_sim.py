@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import run_episode, trace_dir
 from mallvi.config import Budgets, RunConfig
-from mallvi.graph.sim_run import run_in_sim
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RunRequest
 from mallvi.sim_bridge.world import SimWorld
 from mallvi.tracing.trace import read_events
 
@@ -46,7 +47,8 @@ def test_a_failure_that_recurs_is_not_repeated_and_the_run_ends_early_saying_so(
         green_fenced_off: None, tmp_path: Path) -> None:
     budgets = Budgets(max_attempts_per_subtask=15, max_total_attempts=45)
     cfg = RunConfig(perception="color", budgets=budgets)
-    r = run_in_sim("stack the green block on the red block", "stack_blocks_two", SEED, cfg, trace_dir=tmp_path)
+    r = run(RunRequest(instruction="stack the green block on the red block", task="stack_blocks_two", seed=SEED,
+                       trace_dir=tmp_path), cfg)
     assert r.status == "failed" and r.failure_report is not None
     report = r.failure_report
     assert report["reason"].startswith("no different strategy remains"), report["reason"]

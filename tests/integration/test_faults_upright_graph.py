@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mallvi.bench.catalog import scene_catalog
+from mallvi.bench.task_scenes import scene_catalog
 from mallvi.config import RunConfig
-from mallvi.graph.sim_run import run_in_sim
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RunRequest
 from mallvi.tracing.trace import read_events
 
 SEED = 6  # at medium: a knock_over at the hand-over spot, then a stand-up (chosen among seeds 0-12 on the current code)
 
 
 def test_a_knocked_over_block_is_stood_up_and_the_handover_still_succeeds(tmp_path: Path) -> None:
-    r = run_in_sim(None, "handover_block", SEED, RunConfig(perception="color", contingency="medium"),
-                   trace_dir=tmp_path, catalog=scene_catalog())
+    r = run(RunRequest(task="handover_block", seed=SEED, trace_dir=tmp_path),
+            RunConfig(perception="color", contingency="medium"), catalog=scene_catalog())
     assert r.success and r.graph_success and r.status == "succeeded", r.failure_report
     events = list(read_events(tmp_path))
     faults = [e["fault"] for e in events if e["kind"] == "fault_injected"]
@@ -30,6 +31,6 @@ def test_a_knocked_over_block_is_stood_up_and_the_handover_still_succeeds(tmp_pa
 
 
 def test_without_the_reflector_the_same_episode_leaves_the_block_where_it_fell() -> None:
-    r = run_in_sim(None, "handover_block", SEED, RunConfig(perception="color", contingency="medium",
-                                                           reflector=False), catalog=scene_catalog())
+    r = run(RunRequest(task="handover_block", seed=SEED),
+            RunConfig(perception="color", contingency="medium", reflector=False), catalog=scene_catalog())
     assert not r.success

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mallvi.graph.checkpoint import sqlite_saver
-from mallvi.graph.runner import drive
+from mallvi.graph.drive import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.fixtures.graph_fakes import FakeWorld, fake_context

@@ -10,7 +10,7 @@ import pytest
 
 from mallvi.config import Budgets, LlmConfig, RunConfig
 from mallvi.graph.backends.factory import make_backends
-from mallvi.graph.runner import drive
+from mallvi.graph.drive import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
 from tests.fixtures.graph_fakes import FakeWorld, fake_context
@@ -137,7 +137,7 @@ def test_llm_backend_without_a_base_url_is_a_config_error(monkeypatch: pytest.Mo
 
 
 def test_single_agent_llm_baseline_plans_each_step_in_one_call() -> None:
-    from mallvi.graph.single_agent import drive_single
+    from mallvi.graph.single_planner import drive_single
 
     world = _world()
     with FakeOpenAIServer() as srv:

@@ -11,13 +11,19 @@ import numpy as np
 import pytest
 
 from mallvi.config import RunConfig
-from mallvi.graph.rig_run import run_on_rig
-from mallvi.robot_drivers.calibration import BoardSpec
-from mallvi.robot_drivers.calibration_io import ArmCalibration, RigCalibration, mount_matrix, save_rig_calibration
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.realsense import RealSenseConfig
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
-from mallvi.robot_drivers.rig_skills import RigSkillsConfig
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RigAccess, RunRequest
+from mallvi.robot_drivers.calibration.calibration_files import (
+    ArmCalibration,
+    RigCalibration,
+    mount_matrix,
+    save_rig_calibration,
+)
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.rig_skills.rig_skills import RigSkillsConfig
 from tests.fixtures.realsense_stream import streaming
 
 W, H = 320, 240
@@ -53,13 +59,13 @@ def test_the_graph_drives_the_emulated_rig(tmp_path: Path, camera_feed: Syntheti
     tag = uuid.uuid4().hex[:6]
     emus = [PiperEmulator(f"gr_{s}_{tag}", object_width_m=0.03).start() for s in ("left", "right")]
     try:
-        result = run_on_rig(
-            "pick up the red block", RunConfig(reflector=False), _calibration(tmp_path / "rig.yaml"),
-            trace_dir=tmp_path / "trace",
-            rig_overrides={"can_left": f"gr_left_{tag}", "can_right": f"gr_right_{tag}", "bus_type": "virtual",
-                           "camera": RealSenseConfig(timeout_s=2.0), "use_depth_cloud": False,
-                           "skills": RigSkillsConfig(ee_speed_m_s=0.4, step_m=0.02)},
-            camera_source=camera_feed.syncer)
+        request = RunRequest(instruction="pick up the red block", calibration=_calibration(tmp_path / "rig.yaml"),
+                             trace_dir=tmp_path / "trace")
+        overrides = {"can_left": f"gr_left_{tag}", "can_right": f"gr_right_{tag}", "bus_type": "virtual",
+                     "camera": RealSenseConfig(timeout_s=2.0), "use_depth_cloud": False,
+                     "skills": RigSkillsConfig(ee_speed_m_s=0.4, step_m=0.02)}
+        result = run(request, RunConfig(robot="piper", camera="realsense", reflector=False),
+                     rig=RigAccess(overrides=overrides, camera_source=camera_feed.syncer))
         sent = {s: e.command_count() for s, e in zip(("left", "right"), emus, strict=True)}
     finally:
         for e in emus:
@@ -74,4 +80,5 @@ def test_a_missing_calibration_is_bad_input(tmp_path: Path) -> None:
     from mallvi.config import ConfigError
 
     with pytest.raises(ConfigError, match="not found"):
-        run_on_rig("pick up the red block", RunConfig(), tmp_path / "none.yaml")
+        run(RunRequest(instruction="pick up the red block", calibration=tmp_path / "none.yaml"),
+            RunConfig(robot="piper", camera="realsense"))

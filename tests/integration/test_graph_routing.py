@@ -8,10 +8,10 @@ from pathlib import Path
 
 from mallvi.config import Budgets, LlmConfig
 from mallvi.contracts.skills import FailureKind, SkillResult
-from mallvi.graph.backends.llm import LlmClient
-from mallvi.graph.backends.llm_agents import LlmDecomposer, LlmReflector
+from mallvi.graph.backends.llm.agents import LlmDecomposer, LlmReflector
+from mallvi.graph.backends.llm.client import LlmClient
 from mallvi.graph.backends.rules import rules_backends
-from mallvi.graph.runner import drive
+from mallvi.graph.drive import drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.fixtures.graph_fakes import FakeWorld, fake_context, scripted_chat
@@ -154,7 +154,7 @@ def _world_offset() -> FakeWorld:
 
 
 def test_single_agent_ablation_plans_without_per_step_perception() -> None:
-    from mallvi.graph.single_agent import drive_single
+    from mallvi.graph.single_planner import drive_single
 
     world = _world()
     ctx = fake_context(world)

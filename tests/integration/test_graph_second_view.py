@@ -19,7 +19,7 @@ from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.schemas import ObjectRef, Plan, Predicate, Subtask
 from mallvi.graph.state import initial_state
 from mallvi.perception.pipeline import make_perception
-from mallvi.sim_bridge.station import SimStation
+from mallvi.sim_bridge.sim_station import SimStation
 from mallvi.sim_bridge.world import SimWorld
 
 OUT_OF_HEAD_VIEW_XY = (0.20, -0.33)  # at the table's front edge, below the head camera's image
@@ -72,7 +72,7 @@ def test_without_a_second_camera_the_lost_block_is_reported_not_invented() -> No
 
 
 def test_the_reflector_judges_from_the_front_camera_when_the_head_camera_lost_the_block() -> None:
-    from mallvi.graph.backends.base import CallLog
+    from mallvi.graph.backends.backend_protocols import CallLog
     from mallvi.graph.backends.rules.reflector import RulesReflector
     from mallvi.graph.schemas import ActorReport
 

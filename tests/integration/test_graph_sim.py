@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mallvi.bench.catalog import scene_catalog
+from mallvi.bench.task_scenes import scene_catalog
 from mallvi.cli import main
 from mallvi.config import RunConfig
-from mallvi.graph.sim_run import run_in_sim
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RunRequest
 from mallvi.sim_bridge.world import SimWorld
 
 
@@ -25,7 +26,7 @@ from mallvi.sim_bridge.world import SimWorld
     ("hand over the red block from the left arm to the right arm", "handover_block", 2),
 ])
 def test_rules_backend_succeeds_in_the_simulator(instruction: str, task: str, seed: int) -> None:
-    r = run_in_sim(instruction, task, seed, RunConfig(perception="color"))
+    r = run(RunRequest(instruction=instruction, task=task, seed=seed), RunConfig(perception="color"))
     assert r.success, (r.failure_report, [c.model_dump() for c in r.goal_check])
     assert r.success_source == "simulator: goal predicates" and r.goal_check
     assert r.graph_success and r.status == "succeeded"
@@ -33,7 +34,7 @@ def test_rules_backend_succeeds_in_the_simulator(instruction: str, task: str, se
 
 @pytest.mark.slow
 def test_without_an_instruction_the_scene_instruction_and_task_check_are_used() -> None:
-    r = run_in_sim(None, "handover_block", 1, RunConfig(perception="color"), catalog=scene_catalog())
+    r = run(RunRequest(task="handover_block", seed=1), RunConfig(perception="color"), catalog=scene_catalog())
     assert r.instruction and r.success_source == "simulator: task success check"
     assert r.success and r.graph_success, r.failure_report
 

@@ -22,18 +22,24 @@ from mallvi.graph.assemble import build_context
 from mallvi.graph.backends.rules import rules_backends
 from mallvi.graph.context import GraphContext
 from mallvi.graph.perception_adapter import PipelinePort
-from mallvi.graph.rig_run import run_on_rig
+from mallvi.orchestration.run_instruction import run
+from mallvi.orchestration.stations import RigAccess, RunRequest
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.synthetic import SynthBox, head_camera, render
-from mallvi.robot_drivers.calibration import BoardSpec
-from mallvi.robot_drivers.calibration_io import ArmCalibration, RigCalibration, mount_matrix, save_rig_calibration
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.realsense import RealSenseConfig
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
-from mallvi.robot_drivers.rig import RigConfig
-from mallvi.robot_drivers.rig_skills import RigSkillsConfig
-from mallvi.robot_drivers.rig_station import RigStation
-from mallvi.sim_bridge.station import SimStation
+from mallvi.robot_drivers.calibration.calibration_files import (
+    ArmCalibration,
+    RigCalibration,
+    mount_matrix,
+    save_rig_calibration,
+)
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.rig.config_rig import RigConfig
+from mallvi.robot_drivers.rig.rig_station import RigStation
+from mallvi.robot_drivers.rig_skills.rig_skills import RigSkillsConfig
+from mallvi.sim_bridge.sim_station import SimStation
 from mallvi.sim_bridge.world import SimWorld
 from tests.fixtures.realsense_stream import streaming
 
@@ -114,14 +120,15 @@ def test_the_sim_and_the_rig_assemble_contexts_with_the_same_fields(
 def test_on_the_emulated_rig_idle_arms_are_parked_before_a_retry(
         tmp_path: Path, red_block_feed: SyntheticRealSense) -> None:
     tag = uuid.uuid4().hex[:6]
-    cfg = RunConfig(budgets=Budgets(max_attempts_per_subtask=2))
+    cfg = RunConfig(robot="piper", camera="realsense", budgets=Budgets(max_attempts_per_subtask=2))
     trace = tmp_path / "trace"
 
-    def run() -> Any:  # the left gripper closes on nothing: the grasp fails and is retried
-        return run_on_rig("pick up the red block", cfg, _calibration(tmp_path / "rig.yaml"), trace_dir=trace,
-                          rig_overrides=_rig_overrides(tag), camera_source=red_block_feed.syncer)
+    def run_on_rig() -> Any:  # the left gripper closes on nothing: the grasp fails and is retried
+        request = RunRequest(instruction="pick up the red block", calibration=_calibration(tmp_path / "rig.yaml"),
+                             trace_dir=trace)
+        return run(request, cfg, rig=RigAccess(overrides=_rig_overrides(tag), camera_source=red_block_feed.syncer))
 
-    result = _with_emulators(tag, run, left_width_m=None)
+    result = _with_emulators(tag, run_on_rig, left_width_m=None)
     assert result.status == "failed" and result.privileged == []
     events = [json.loads(line) for line in (trace / "events.jsonl").read_text().splitlines()]
     start = next(e for e in events if e["kind"] == "run_start")

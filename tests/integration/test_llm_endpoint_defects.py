@@ -18,11 +18,12 @@ import pytest
 
 from mallvi.cli import main
 from mallvi.config import LlmConfig, RunConfig
-from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.factory import make_backends
-from mallvi.graph.backends.llm import LlmClient, make_chat_model
-from mallvi.graph.backends.llm_agents import FocusAnswer
-from mallvi.graph.runner import drive
+from mallvi.graph.backends.llm.agents import FocusAnswer
+from mallvi.graph.backends.llm.client import LlmClient, make_chat_model
+from mallvi.graph.drive import drive
 from mallvi.tracing.trace import TraceWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
@@ -205,7 +206,7 @@ def test_bench_refuses_a_base_url_that_is_not_http(tmp_path: Path, capsys: pytes
 
 
 def test_doctor_reports_models_decoding_and_vision_of_an_endpoint() -> None:
-    from mallvi.doctor import endpoint_lines, endpoint_report
+    from mallvi.diagnostics import endpoint_lines, endpoint_report
 
     with FakeOpenAIServer() as srv:
         srv.script.structured = {"json_object_schema"}
@@ -218,7 +219,7 @@ def test_doctor_reports_models_decoding_and_vision_of_an_endpoint() -> None:
 
 
 def test_doctor_names_an_endpoint_that_refuses_images_and_one_that_is_down() -> None:
-    from mallvi.doctor import endpoint_lines, endpoint_report
+    from mallvi.diagnostics import endpoint_lines, endpoint_report
 
     with FakeOpenAIServer() as srv:
         srv.script.structured = set()
@@ -238,7 +239,7 @@ def test_doctor_refuses_a_base_url_that_is_not_http(capsys: pytest.CaptureFixtur
 
 
 def test_the_run_states_how_long_one_question_may_take() -> None:
-    from mallvi.graph.cli_support import llm_notice
+    from mallvi.cli.run_options import llm_notice
 
     cfg = RunConfig(agent_backends={"thinker": "llm"}, llm=LlmConfig(base_url="http://127.0.0.1:8000/v1",
                                                                     timeout_s=20.0))

@@ -23,10 +23,11 @@ from pydantic import ValidationError
 
 from mallvi.cli import main
 from mallvi.config import LlmConfig
-from mallvi.graph.backends.base import AgentError, CallLog, RefusalError
-from mallvi.graph.backends.llm import LlmClient, extract_json, make_chat_model
-from mallvi.graph.backends.llm_agents import DecomposerAnswer, LlmDecomposer, LlmThinker
-from mallvi.graph.backends.llm_decoding import forget_probes, max_tokens_for
+from mallvi.graph.agent_errors import AgentError, RefusalError
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.llm.agents import DecomposerAnswer, LlmDecomposer, LlmThinker
+from mallvi.graph.backends.llm.client import LlmClient, extract_json, make_chat_model
+from mallvi.graph.backends.llm.decoding import forget_probes, max_tokens_for
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, Subtask
 from mallvi.sim_bridge.layout import TABLE_TOP_NOMINAL_Z_M
 
@@ -180,7 +181,7 @@ def test_a_whole_run_with_decomposer_and_thinker_on_smollm2_ends_clearly_and_saf
 
 
 def test_doctor_tells_what_the_local_server_offers(smollm2: LocalLlmServer) -> None:
-    from mallvi.doctor import endpoint_lines, endpoint_report
+    from mallvi.diagnostics import endpoint_lines, endpoint_report
 
     report = endpoint_report(smollm2.base_url, None, 30.0)
     assert report["models"] == [smollm2.model] and report["decoding"] == "json_object_schema"

@@ -10,8 +10,9 @@ pytest.importorskip("pyrealsense2")
 
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.synthetic import intrinsics, look_at, random_blocks, render
-from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense import RealSenseCamera
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
 
 W, H = 424, 240
 K_COLOR = intrinsics(W, H, 42.0)

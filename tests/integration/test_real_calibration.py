@@ -11,8 +11,7 @@ import yaml
 from scipy.spatial.transform import Rotation
 
 from mallvi.cli import main
-from mallvi.robot_drivers.calibration import BoardSpec, render_board_view
-from mallvi.robot_drivers.calibration_io import (
+from mallvi.robot_drivers.calibration.calibration_files import (
     CalibrationFileError,
     CalibrationViews,
     load_rig_calibration,
@@ -20,6 +19,7 @@ from mallvi.robot_drivers.calibration_io import (
     save_views,
     write_view_image,
 )
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec, render_board_view
 
 W, H = 1280, 720
 K = np.array([[900.0, 0, (W - 1) / 2], [0, 900.0, (H - 1) / 2], [0, 0, 1]])

@@ -19,10 +19,10 @@ from piper_sdk.kinematics.piper_fk import C_PiperForwardKinematics
 from scipy.spatial.transform import Rotation
 
 from mallvi.cli import main
-from mallvi.robot_drivers.calibration import BoardSpec, render_board_view
-from mallvi.robot_drivers.calibration_io import load_rig_calibration, mount_matrix
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.calibration.calibration_files import load_rig_calibration, mount_matrix
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec, render_board_view
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
 
 W, H = 960, 540
 K = np.array([[700.0, 0, (W - 1) / 2], [0, 700.0, (H - 1) / 2], [0, 0, 1]])

@@ -12,20 +12,21 @@ import pytest
 from mallvi.contracts.errors import UnknownObjectError
 from mallvi.contracts.geometry import Pose
 from mallvi.contracts.world_model import ObjectInfo
-from mallvi.robot_drivers.calibration import BoardSpec
-from mallvi.robot_drivers.calibration_io import (
+from mallvi.robot_drivers.calibration.calibration_files import (
     ArmCalibration,
     CalibrationFileError,
     RigCalibration,
     mount_matrix,
     save_rig_calibration,
 )
-from mallvi.robot_drivers.piper import PiperArm
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.realsense import RealSenseConfig
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
-from mallvi.robot_drivers.rig import RigConfig, depth_to_world_points, make_real_rig
-from mallvi.robot_drivers.rig_skills import RigSkillsConfig
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec
+from mallvi.robot_drivers.piper.piper import PiperArm
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.rig.config_rig import RigConfig
+from mallvi.robot_drivers.rig.rig import depth_to_world_points, make_real_rig
+from mallvi.robot_drivers.rig_skills.rig_skills import RigSkillsConfig
 from tests.fixtures.realsense_stream import streaming
 
 W, H = 96, 72

@@ -12,10 +12,10 @@ from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.errors import DeviceNotConnectedError, DriverError
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.config_piper import PiperConfig
-from mallvi.robot_drivers.piper import PiperArm
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.piper_units import T_flange_ee
+from mallvi.robot_drivers.piper.config_piper import PiperConfig
+from mallvi.robot_drivers.piper.piper import PiperArm
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.piper.piper_units import T_flange_ee
 
 BASE = Pose.from_arrays([-0.3, -0.3, 0.95], Rotation.from_euler("z", 90, degrees=True).as_quat()[[3, 0, 1, 2]])
 

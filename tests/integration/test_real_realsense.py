@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.errors import StaleFrameError
-from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
-from mallvi.robot_drivers.realsense_synthetic import SyntheticRealSense
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense import RealSenseCamera
+from mallvi.robot_drivers.realsense.realsense_synthetic import SyntheticRealSense
 
 W, H = 160, 120
 K_COLOR = np.array([[120.0, 0, 80.0], [0, 120.0, 60.0], [0, 0, 1]])

@@ -13,13 +13,13 @@ from mallvi.contracts.devices import DualArm
 from mallvi.contracts.geometry import Pose
 from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
-from mallvi.robot_drivers.calibration_io import mount_matrix
-from mallvi.robot_drivers.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
-from mallvi.robot_drivers.piper import PiperArm
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.rig_planner import MplibRigPlanner
-from mallvi.robot_drivers.rig_skills import RigSkills, RigSkillsConfig
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.calibration.calibration_files import mount_matrix
+from mallvi.robot_drivers.piper.config_piper import PIPER_JOINT_LIMITS_RAD, PiperConfig
+from mallvi.robot_drivers.piper.piper import PiperArm
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.rig_skills.rig_planner import MplibRigPlanner
+from mallvi.robot_drivers.rig_skills.rig_skills import RigSkills, RigSkillsConfig
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 
 HOME_DEG = [math.degrees(v) for v in (0.0, 1.439, -0.484, 0.0, 0.703, 0.0)]
 

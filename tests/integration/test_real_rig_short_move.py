@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.calibration_io import mount_matrix
-from mallvi.robot_drivers.rig_planner import MplibRigPlanner, _mp_pose
-from mallvi.robot_drivers.short_move import SHORT_OFF_LINE_M
+from mallvi.robot_drivers.calibration.calibration_files import mount_matrix
+from mallvi.robot_drivers.motion.short_move import SHORT_OFF_LINE_M
+from mallvi.robot_drivers.rig_skills.rig_planner import MplibRigPlanner, _mp_pose
 from tests.integration.test_sim_short_straight import Q_SINGULAR_RAD, TARGET
 
 DT_S = 0.02

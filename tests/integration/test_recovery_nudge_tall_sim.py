@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import sapien
 
-from mallvi.graph.backends.rules.pull import pulls
-from mallvi.graph.backends.rules.strategies import nudge
+from mallvi.graph.backends.rules.thinker.pull import pulls
+from mallvi.graph.backends.rules.thinker.strategies import nudge
 from mallvi.graph.schemas import SceneMemory, SceneObject
 from mallvi.sim_bridge.world import SimWorld
 from tests.fixtures.sim_calls import bar_centre as _centre

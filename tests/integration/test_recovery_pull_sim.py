@@ -16,11 +16,11 @@ from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.skills import FailureKind
-from mallvi.graph.backends.base import CallLog
-from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 from mallvi.graph.failure_memory import FailedAttempt
 from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, Subtask
-from mallvi.sim_bridge.station import sim_reach
+from mallvi.sim_bridge.sim_station import sim_reach
 from mallvi.sim_bridge.world import SimWorld
 from tests.fixtures.sim_calls import bar_centre as _centre
 from tests.fixtures.sim_calls import run_call as _call

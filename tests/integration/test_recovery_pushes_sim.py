@@ -13,11 +13,11 @@ import sapien
 
 from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.skills import FailureKind, SkillResult
-from mallvi.graph.backends.base import CallLog
-from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 from mallvi.graph.failure_memory import FailedAttempt
 from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
-from mallvi.sim_bridge.station import sim_reach
+from mallvi.sim_bridge.sim_station import sim_reach
 from mallvi.sim_bridge.world import SimWorld
 
 RED_XY_M = (0.08, 0.0)  # the block to stack on, within the right arm's reach

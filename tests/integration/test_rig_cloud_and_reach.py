@@ -17,13 +17,13 @@ from mallvi.contracts.devices import DualArm
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
-from mallvi.robot_drivers.calibration_io import mount_matrix
-from mallvi.robot_drivers.config_piper import PiperConfig
-from mallvi.robot_drivers.piper import PiperArm
-from mallvi.robot_drivers.piper_emulator import PiperEmulator
-from mallvi.robot_drivers.rig import piper_safety
-from mallvi.robot_drivers.rig_skills import RigSkills, RigSkillsConfig
-from mallvi.robot_drivers.safety import SafetyGuard
+from mallvi.robot_drivers.calibration.calibration_files import mount_matrix
+from mallvi.robot_drivers.piper.config_piper import PiperConfig
+from mallvi.robot_drivers.piper.piper import PiperArm
+from mallvi.robot_drivers.piper.piper_emulator import PiperEmulator
+from mallvi.robot_drivers.rig.rig import piper_safety
+from mallvi.robot_drivers.rig_skills.rig_skills import RigSkills, RigSkillsConfig
+from mallvi.robot_drivers.safety.guard import SafetyGuard
 from tests.fixtures.world_models import FixedWorld
 
 TABLE_Z = 0.75

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers import short_move
+from mallvi.robot_drivers.motion import short_move
 from mallvi.sim_bridge import planning
 from mallvi.sim_bridge.world import SimWorld
 from tests.integration.test_sim_skill_arguments import two_cubes_world

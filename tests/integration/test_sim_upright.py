@@ -10,7 +10,7 @@ import sapien
 from scipy.spatial.transform import Rotation
 
 from mallvi.bench.tasks import get_task
-from mallvi.bench.tasks.base import point
+from mallvi.bench.tasks.task_base import point
 from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.contingency import knock_over
 from mallvi.sim_bridge.upright import tilt_deg

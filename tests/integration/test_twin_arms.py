@@ -12,8 +12,8 @@ import pytest
 from mallvi.contracts.errors import DriverError
 from mallvi.contracts.geometry import Pose
 from mallvi.sim_bridge import layout
-from mallvi.sim_bridge.twin_arms import TwinArms, connect_twin_arms
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.twin.arms import TwinArms, connect_twin_arms
 
 TOP_DOWN = layout.top_down_quat_wxyz(math.pi / 2)  # fingers open along world y
 

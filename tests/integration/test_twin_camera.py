@@ -9,9 +9,10 @@ import pytest
 
 from mallvi.contracts.observation import Observation
 from mallvi.perception.pipeline import make_perception
-from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
-from mallvi.sim_bridge.twin_camera import TwinRealSenseSource
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense import RealSenseCamera
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.twin.camera import TwinRealSenseSource
 
 
 @pytest.fixture(scope="module")

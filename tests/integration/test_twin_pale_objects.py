@@ -7,14 +7,15 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from mallvi.bench.catalog import scene_catalog
+from mallvi.bench.task_scenes import scene_catalog
 from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.pipeline import make_perception
-from mallvi.robot_drivers.realsense import RealSenseCamera, RealSenseConfig
+from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
+from mallvi.robot_drivers.realsense.realsense import RealSenseCamera
 from mallvi.sim_bridge.cameras import capture
-from mallvi.sim_bridge.twin_camera import TwinRealSenseSource, body_shininess
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.twin.camera import TwinRealSenseSource, body_shininess
 
 SCENE, SEED = "stack_bowls_three", 3  # a development seed
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mallvi.cli import main
-from mallvi.robot_drivers.calibration_io import load_rig_calibration, save_rig_calibration
+from mallvi.robot_drivers.calibration.calibration_files import load_rig_calibration, save_rig_calibration
 
 pytestmark = pytest.mark.slow
 TASK = "stack_blocks_two"

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.calibration import BoardDetection, BoardSpec, calibrate_arm, solve_eye_to_hand
+from mallvi.robot_drivers.calibration.eye_to_hand import BoardDetection, BoardSpec, calibrate_arm, solve_eye_to_hand
 
 K = np.array([[625.0, 0.0, 320.0], [0.0, 625.0, 240.0], [0.0, 0.0, 1.0]])
 BOARD = BoardSpec(5, 7, 0.03, 0.022)

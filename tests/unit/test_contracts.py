@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from mallvi.contracts.guard import MotionGuard
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 
 
 def _protocol_methods(proto: type) -> list[str]:

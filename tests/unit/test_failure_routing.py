@@ -9,9 +9,9 @@ import pytest
 
 from mallvi.config import Budgets
 from mallvi.contracts.skills import FailureKind, SkillResult
-from mallvi.graph.backends.base import CallLog
-from mallvi.graph.backends.rules.thinker import RulesThinker
-from mallvi.graph.runner import drive
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
+from mallvi.graph.drive import drive
 from mallvi.graph.schemas import FailedStep, ObjectRef, SceneMemory, SceneObject, Subtask
 from mallvi.graph.state import GraphState
 from mallvi.tracing.trace import TraceWriter

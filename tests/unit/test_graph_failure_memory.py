@@ -12,9 +12,10 @@ import pytest
 from mallvi.config import Budgets
 from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.skills import FailureKind
-from mallvi.graph.backends.base import CallLog, NoStrategyLeftError
-from mallvi.graph.backends.rules.strategies import low_approach
-from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.agent_errors import NoStrategyLeftError
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.strategies import low_approach
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, record, repeats
 from mallvi.graph.nodes.reflector import decide
 from mallvi.graph.schemas import (
@@ -31,7 +32,7 @@ from mallvi.graph.schemas import (
     Verdict,
 )
 from mallvi.graph.state import initial_state
-from mallvi.sim_bridge.station import sim_reach
+from mallvi.sim_bridge.sim_station import sim_reach
 
 TABLE_Z = 0.74
 
@@ -166,7 +167,7 @@ def test_with_no_strategy_left_the_run_rescans_once_then_ends_with_a_report_sayi
 
 
 def test_the_llm_thinker_sees_the_failed_attempts_and_a_repeat_is_sent_back() -> None:
-    from mallvi.graph.backends.llm_agents import LlmThinker
+    from mallvi.graph.backends.llm.agents import LlmThinker
 
     objs = {"red_block": _block("red", 0.05, -0.02), "green_block": _block("green", 0.17, -0.06)}
     failed_plan = _think(objs, [])
@@ -373,7 +374,7 @@ def test_a_block_the_same_grasp_never_holds_is_taken_another_way_after_the_third
 def test_a_push_that_ran_and_left_the_object_where_it_was_is_not_made_again_there() -> None:
     """Development seed 13006 (handover_block, hard): the same nudge ran 140 times, every call succeeding, the bar
     not moving; a push had no failed call, so nothing ruled it out."""
-    from mallvi.graph.backends.rules.strategies import nudge
+    from mallvi.graph.backends.rules.thinker.strategies import nudge
 
     green = _block("green", 0.30, -0.22)
     localized = {"green_block": green}

@@ -6,8 +6,8 @@ from itertools import pairwise
 
 import pytest
 
-from mallvi.graph.backends.base import RefusalError
-from mallvi.graph.backends.rules.grammar import parse_instruction
+from mallvi.graph.agent_errors import RefusalError
+from mallvi.graph.backends.rules.grammar.parser import parse_instruction
 
 
 def steps(text: str) -> list[tuple[str, str, str | None, str | None]]:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from mallvi.config import Budgets
 from mallvi.contracts.observation import Observation
+from mallvi.graph.drive import drive
 from mallvi.graph.failure_memory import LOST_KIND
-from mallvi.graph.runner import drive
 from mallvi.graph.schemas import Detection2D, SceneObject
 from tests.fixtures.graph_fakes import FakePerception, FakeWorld, fake_context
 

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from mallvi.graph.backends.rules.strategies import (
+from mallvi.graph.backends.rules.thinker.strategies import (
     EE_ABOVE_GRASP_CENTRE_M,
     NUDGE_M,
     PALM_ABOVE_GRASP_CENTRE_M,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.rules.pull import _approach, pulls
-from mallvi.graph.backends.rules.strategies import EE_ABOVE_GRASP_CENTRE_M
+from mallvi.graph.backends.rules.thinker.pull import _approach, pulls
+from mallvi.graph.backends.rules.thinker.strategies import EE_ABOVE_GRASP_CENTRE_M
 from mallvi.graph.schemas import SceneObject
 
 TABLE_Z = 0.74

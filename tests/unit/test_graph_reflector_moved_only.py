@@ -6,7 +6,7 @@ done with the block 4.6 cm from its slot. The run ended "succeeded" and failed t
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import CallLog
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.rules.reflector import RulesReflector
 from mallvi.graph.schemas import ActorReport, CommandRecord, ObjectRef, SceneObject, Subtask
 from tests.fixtures.graph_fakes import FakeWorld, fake_context

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mallvi.graph.backends.base import RefusalError
-from mallvi.graph.backends.rules.grammar import parse_instruction, stated_count
+from mallvi.graph.agent_errors import RefusalError
+from mallvi.graph.backends.rules.grammar.parser import parse_instruction, stated_count
 from mallvi.graph.binding import bind_plan
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject
@@ -124,7 +124,7 @@ def test_binding_refuses_with_the_reason() -> None:
 
 
 def test_slots_stay_put_when_a_member_is_not_found() -> None:
-    from mallvi.graph.backends.rules.thinker import slot_targets
+    from mallvi.graph.backends.rules.thinker.thinker import slot_targets
 
     scene = SceneMemory(objects=blocks())
     three = slot_targets(["red_block", "green_block", "blue_block"], scene)

@@ -3,8 +3,8 @@ with a leaned grasp carries it directly, without a relay through the middle."""
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import CallLog
-from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, Subtask
 from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
 

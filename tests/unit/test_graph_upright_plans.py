@@ -10,9 +10,9 @@ from langgraph.runtime import Runtime
 from mallvi.contracts.geometry import Pose
 from mallvi.contracts.skills import FailureKind
 from mallvi.contracts.world_model import ObjectInfo
-from mallvi.graph.backends.base import CallLog
-from mallvi.graph.backends.llm_agents import LlmThinker
-from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.llm.agents import LlmThinker
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 from mallvi.graph.nodes.actor import actor, match_object
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask

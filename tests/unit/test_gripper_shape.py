@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.rig import piper_safety
-from mallvi.robot_drivers.rig_geometry import pose_from, top_down_rotation
-from mallvi.robot_drivers.rig_skills import is_square
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.rig.rig import piper_safety
+from mallvi.robot_drivers.rig_skills.rig_geometry import pose_from, top_down_rotation
+from mallvi.robot_drivers.rig_skills.rig_skills import is_square
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 
 TABLE_Z = 0.75
 

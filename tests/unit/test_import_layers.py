@@ -48,16 +48,25 @@ def test_an_upward_import_from_the_contracts_breaks_the_layers(tmp_path: Path) -
 
 def test_a_lazy_import_of_bench_inside_the_graph_counts(tmp_path: Path) -> None:
     root = _copy_package(tmp_path)
-    _append(root / "mallvi" / "graph" / "sim_run.py",
-            "def _late() -> object:\n    from mallvi.bench import catalog\n\n    return catalog")
+    _append(root / "mallvi" / "graph" / "drive.py",
+            "def _late() -> object:\n    from mallvi.bench import task_scenes\n\n    return task_scenes")
     result = _lint(root)
     assert result.returncode != 0
-    assert "mallvi.graph.sim_run -> mallvi.bench.catalog" in result.stdout
+    assert "mallvi.graph.drive -> mallvi.bench.task_scenes" in result.stdout
+
+
+def test_the_twin_may_not_reach_into_the_graph_beside_it(tmp_path: Path) -> None:
+    root = _copy_package(tmp_path)
+    _append(root / "mallvi" / "twin" / "clock.py", "import mallvi.graph.drive  # sideways: twin -> graph")
+    result = _lint(root)
+    assert result.returncode != 0
+    assert "mallvi.twin.clock -> mallvi.graph.drive" in result.stdout
 
 
 def test_a_circle_between_two_modules_breaks_the_no_circles_contract(tmp_path: Path) -> None:
     root = _copy_package(tmp_path)
-    _append(root / "mallvi" / "perception" / "vocab.py", "from mallvi.perception import fusion  # fusion imports vocab")
+    _append(root / "mallvi" / "perception" / "query_words.py",
+            "from mallvi.perception import fusion  # fusion imports query_words")
     result = _lint(root)
     assert result.returncode != 0
     assert "no import circles between the modules of a package BROKEN" in result.stdout

@@ -7,8 +7,8 @@ import openai
 import pytest
 
 from mallvi.config import ConfigError, LlmConfig, RunConfig
-from mallvi.graph.backends.llm_decoding import max_tokens_for, request_options
-from mallvi.graph.backends.llm_errors import is_transient, redact, token_count
+from mallvi.graph.backends.llm.decoding import max_tokens_for, request_options
+from mallvi.graph.backends.llm.errors import is_transient, redact, token_count
 
 
 def _status_error(code: int, message: str) -> openai.APIStatusError:
@@ -76,8 +76,8 @@ def test_an_llm_run_needs_an_http_base_url(url: str) -> None:
 
 
 def test_constrained_modes_bound_every_list_of_the_answer() -> None:
-    from mallvi.graph.backends.llm_agents import DecomposerAnswer, DescriptorAnswer
-    from mallvi.graph.backends.llm_decoding import max_items_for
+    from mallvi.graph.backends.llm.agents import DecomposerAnswer, DescriptorAnswer
+    from mallvi.graph.backends.llm.decoding import max_items_for
 
     n = max_items_for("decomposer")
     sent = request_options("json_schema", DecomposerAnswer.model_json_schema(), "A", 64, max_items=n)["extra_body"][

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mallvi.logviz.app import check_serve_args
-from mallvi.logviz.catalog import RunCatalog
 from mallvi.logviz.fulltext import MAX_SHOWN_CHARS, full_text
 from mallvi.logviz.reader import load_run
+from mallvi.logviz.run_index import RunCatalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 
@@ -69,7 +69,7 @@ def test_links_leaving_the_folder_are_skipped_with_a_warning(tmp_path: Path, cap
     (root / "escape").symlink_to(outside)
     (root / "inner").symlink_to(root / "run_stack")  # a link that stays inside is followed
     (root / "dangling").symlink_to(tmp_path / "nowhere")
-    with caplog.at_level(logging.WARNING, logger="mallvi.logviz.catalog"):
+    with caplog.at_level(logging.WARNING, logger="mallvi.logviz.run_index"):
         catalog = RunCatalog(root)
         assert catalog.keys() == ["run_stack"]
         # a link that appears while the viewer runs is skipped too, and warned about once

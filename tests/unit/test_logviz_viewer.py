@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from mallvi.logviz.catalog import RunCatalog
 from mallvi.logviz.components.bench import paper_numbers, parse_results
 from mallvi.logviz.components.overlay import render_overlay, resolve_artifact
 from mallvi.logviz.components.runlist import filter_runs
 from mallvi.logviz.components.timeline import OUTCOME_STYLE, timeline_figure
 from mallvi.logviz.reader import load_run
+from mallvi.logviz.run_index import RunCatalog
 from mallvi.tracing.trace import TraceWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
@@ -134,7 +134,7 @@ def test_bench_results_parse_in_several_shapes_and_paper_numbers_come_from_ancho
 
 
 def test_scene_graph_one_labelled_edge_per_pair_read_from_the_pair_s_first_object() -> None:
-    from mallvi.logviz.components.scene_graph import scene_graph_figure, scene_graph_in
+    from mallvi.logviz.components.scene_graph_view import scene_graph_figure, scene_graph_in
 
     state = {
         "scene": {

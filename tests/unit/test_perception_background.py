@@ -8,7 +8,7 @@ from mallvi.perception.background import behind_table, far_edge, footprint_sprea
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.projection import points_world, support_z, world_z_image
-from mallvi.perception.raised import raised_regions
+from mallvi.perception.raised_regions import raised_regions
 from mallvi.perception.synthetic import SynthBox, head_camera, render
 
 K, T_WORLD_CAM = head_camera()

@@ -10,7 +10,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.perception.background import behind_table, far_edge, frame_behind_table, frame_far_edge
 from mallvi.perception.frame_memo import FRAMES_KEPT, per_frame
 from mallvi.perception.projection import support_z, world_z_image
-from mallvi.perception.raised import raised_regions
+from mallvi.perception.raised_regions import raised_regions
 from mallvi.perception.synthetic import SynthBox, head_camera, render
 
 K, T_WORLD_CAM = head_camera()

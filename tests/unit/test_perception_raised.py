@@ -66,7 +66,7 @@ def test_dominant_color_counts_the_mask_only_and_takes_a_precomputed_hsv() -> No
 
 def test_a_colour_mask_is_the_same_for_an_image_its_pixels_and_a_strided_view() -> None:
     from mallvi.perception.color_masks import BLACK_V_MAX, HSV_RANGES, color_mask
-    from mallvi.perception.vocab import COLORS
+    from mallvi.perception.query_words import COLORS
 
     rng = np.random.default_rng(3)
     hsv = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)

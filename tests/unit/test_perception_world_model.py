@@ -7,9 +7,9 @@ import pytest
 
 from mallvi.contracts.errors import UnknownObjectError
 from mallvi.contracts.world_model import WorldModel
+from mallvi.perception.perceived_world import PerceptionWorldModel
 from mallvi.perception.pipeline import make_perception
 from mallvi.perception.synthetic import SynthBox, head_camera, render
-from mallvi.perception.world_model import PerceptionWorldModel
 
 K, T_WORLD_CAM = head_camera()
 BOXES = [

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.config_piper import PiperConfig
-from mallvi.robot_drivers.piper_units import (
+from mallvi.robot_drivers.piper.config_piper import PiperConfig
+from mallvi.robot_drivers.piper.piper_units import (
     T_base_flange_from_sdk,
     T_base_flange_to_sdk,
     T_flange_ee,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 
 GUARD = SafetyGuard(SafetyConfig(table_top_z_m=0.75))
 DOWN = (0.7071068, 0.0, 0.7071068, 0.0)  # end-effector x axis (approach) pointing down

@@ -19,8 +19,8 @@ from typing import Any, Literal
 import pytest
 import yaml
 
-from mallvi.graph.backends.base import RefusalError
-from mallvi.graph.backends.rules.grammar import parse_instruction
+from mallvi.graph.agent_errors import RefusalError
+from mallvi.graph.backends.rules.grammar.parser import parse_instruction
 from mallvi.graph.binding import bind_plan
 from mallvi.graph.schemas import Plan, SceneMemory, SceneObject, Subtask
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.safety import SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
 from mallvi.sim_bridge.layout import top_down_quat_wxyz
 
 DOWN = top_down_quat_wxyz(math.pi / 2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mallvi.bench.config import BenchConfig
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.cli import main
 
 

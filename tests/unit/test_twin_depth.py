@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mallvi.sim_bridge.twin_depth import StereoDepthModel
+from mallvi.twin.depth_noise import StereoDepthModel
 
 
 def test_depth_noise_grows_with_the_square_of_distance() -> None:

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from mallvi.robot_drivers.pivot_grasp import END_GRASP_M, end_grasp_offset_m, pivot_height_m
-from mallvi.robot_drivers.safety import START_EXCURSION_RAD, SafetyConfig, SafetyGuard
+from mallvi.robot_drivers.motion.pivot_grasp import END_GRASP_M, end_grasp_offset_m, pivot_height_m
+from mallvi.robot_drivers.safety.guard import START_EXCURSION_RAD, SafetyConfig, SafetyGuard
 from mallvi.sim_bridge.planning import SPLINE_OVERSHOOT_RAD, clip_spline_overshoot
 
 PALM_TO_TCP_M = 0.06  # the simulated Piper gripper

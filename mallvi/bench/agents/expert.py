@@ -8,12 +8,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from mallvi.bench.agents.base import EpisodeStats
+from mallvi.bench.agents.agent_protocols import EpisodeStats
 from mallvi.bench.agents.expert_ctx import ExpertContext, OutOfBudgetError, SolvedSignal
 from mallvi.bench.agents.expert_fine import FINE_SCRIPTS
 from mallvi.bench.agents.expert_planning import PLANNING_SCRIPTS
-from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.bench.actions import execute_action, execute_ee_action, make_action
-from mallvi.bench.agents.base import EpisodeStats
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
+from mallvi.bench.agents.agent_protocols import EpisodeStats
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.tracing.trace import TraceWriter

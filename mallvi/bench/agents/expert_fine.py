@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up
-from mallvi.bench.tasks.base import point, pos
+from mallvi.bench.tasks.task_base import point, pos
 from mallvi.contracts.geometry import ArmSide, Pose
 
 Script = Callable[[ExpertContext], None]

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up
-from mallvi.bench.tasks.base import point
+from mallvi.bench.tasks.task_base import point
 from mallvi.contracts.geometry import ArmSide, Pose
 
 log = logging.getLogger(__name__)

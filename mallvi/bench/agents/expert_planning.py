@@ -12,9 +12,9 @@ from numpy.typing import NDArray
 
 from mallvi.bench.agents.expert_ctx import ExpertContext, up, vec
 from mallvi.bench.agents.expert_handover import handover_block
-from mallvi.bench.tasks.base import point, pos
 from mallvi.bench.tasks.stack_blocks_three import STACK_CENTER_XY
 from mallvi.bench.tasks.stack_bowls_three import BOWLS, MIN_SPACING_M
+from mallvi.bench.tasks.task_base import point, pos
 from mallvi.contracts.geometry import ArmSide
 
 Script = Callable[[ExpertContext], None]

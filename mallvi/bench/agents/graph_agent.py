@@ -1,13 +1,14 @@
-"""The mallvi agent: the full LangGraph controller (or its no-Reflector ablation) on the benchmark's world."""
+"""The mallvi agent: the agent graph (or its no-Reflector ablation) on the benchmark's world, through the one run
+path (``orchestration.run_instruction.run_on_station``) that ``mallvi run`` and the rig take."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from mallvi.bench.agents.base import EpisodeStats
-from mallvi.bench.config import BenchConfig
-from mallvi.bench.tasks.base import BenchTask, BenchWorld
+from mallvi.bench.agents.agent_protocols import EpisodeStats
+from mallvi.bench.bench_config import BenchConfig
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.contracts.station import Station
 from mallvi.tracing.trace import TraceWriter
 
@@ -15,37 +16,33 @@ log = logging.getLogger(__name__)
 
 
 class GraphAgent:
-    """Runs the task's instruction through ``mallvi.graph`` with the configured backends and perception."""
+    """Runs the task's instruction through the graph with the configured backends and perception.
+
+    The benchmark judges the episode by its task's check; the run is not judged here.
+    """
 
     def __init__(self, cfg: BenchConfig, reflector: bool = True) -> None:
-        from mallvi.config import LlmConfig, RunConfig
-        from mallvi.graph.backends.factory import make_backends
-        from mallvi.graph.fault_budgets import budgets_for_contingency
-        from mallvi.graph.perception_adapter import PipelinePort
-        from mallvi.perception.pipeline import make_perception
+        from mallvi.orchestration.run_instruction import GraphSession
 
-        llm = LlmConfig.from_env(cfg.llm.get("base_url"), cfg.llm.get("model"), cfg.llm.get("vlm_model"))
-        backend = "llm" if cfg.backend == "llm" else "rules"
-        perception = {"sim": "sim", "neural": "neural"}.get(cfg.perception, "color")
-        self.run_cfg = RunConfig(backend=backend, perception=perception, reflector=reflector, llm=llm)  # type: ignore[arg-type]
-        self.backends = make_backends(self.run_cfg)
-        self.port = PipelinePort(make_perception(cfg.perception))
+        self.run_cfg = cfg.run_config(reflector=reflector)
+        self.session = GraphSession.from_config(self.run_cfg)
+        self.backends = self.session.backends
+        self.port = self.session.perception
+        self.budgets = self.session.budgets  # retries matched to the fault level, exactly as `mallvi run` does
         self.reflector = reflector
         self.station = cfg.station
         self.calibration = cfg.calibration
-        # retries matched to the fault level, exactly as `mallvi run --contingency` does
-        self.budgets = budgets_for_contingency(cfg.contingency, self.run_cfg.budgets)
 
     def run_episode(self, task: BenchTask, world: BenchWorld, trace: TraceWriter) -> EpisodeStats:
-        from mallvi.graph.sim_run import fault_event_writer
-        from mallvi.sim_bridge.station import SimStation
+        from mallvi.orchestration.run_instruction import fault_event_writer
+        from mallvi.sim_bridge.sim_station import SimStation
 
         w: Any = world  # the simulator's truth model backs object names, as in `mallvi run`
         if getattr(w, "faults", None) is not None:
             w.faults.listeners.append(fault_event_writer(trace))  # injected faults reach the trace as they happen
         station: Station
         if self.station == "twin":
-            from mallvi.sim_bridge.twin_station import TwinStation
+            from mallvi.twin.twin_station import TwinStation
 
             assert self.calibration is not None  # BenchConfig checks it
             station = TwinStation.on_world(w, self.calibration, self.port.world_model())
@@ -58,23 +55,17 @@ class GraphAgent:
                 station.close()  # the twin's drivers and camera; the runner closes the world
 
     def _drive(self, station: Station, task: BenchTask, w: Any, trace: TraceWriter) -> EpisodeStats:
-        from mallvi.graph.assemble import build_context
-        from mallvi.graph.runner import drive
-        from mallvi.tracing.capture import TraceCallbackHandler
+        from mallvi.orchestration.run_instruction import run_on_station
 
-        ctx = build_context(station, self.port, self.backends, budgets=self.budgets, trace=trace,
-                            reflector_enabled=self.reflector, privileged_perception=self.run_cfg.perception == "sim")
         instruction = getattr(w, "instruction", "") or task.instruction
-        outcome, _state = drive(ctx, instruction, with_reflector=self.reflector,
-                                callbacks=[TraceCallbackHandler(trace)])  # fmt: skip
-        stats = EpisodeStats(turns=outcome.transitions)
-        stats.actions = sum(1 for n in outcome.node_sequence if n == "actor")
+        result = run_on_station(station, self.session, self.run_cfg, instruction, task=task.name,
+                                seed=int(getattr(w, "seed", 0) or 0), trace=trace, judged=False, record_start=False)
+        stats = EpisodeStats(turns=result.transitions, actions=result.actor_steps)
         stats.extra.update(
-            graph_success=outcome.graph_success, graph_status=outcome.status, subtasks=list(outcome.subtasks),
-            llm_calls=outcome.llm_calls.model_dump(), station=ctx.station, privileged=list(ctx.privileged),
-            attempts=dict(outcome.attempts),
-            failure_report=outcome.failure_report.model_dump(mode="json") if outcome.failure_report else None,
+            graph_success=result.graph_success, graph_status=result.status, subtasks=list(result.subtasks),
+            llm_calls=result.llm_calls, station=result.station, privileged=list(result.privileged),
+            attempts=dict(result.attempts), failure_report=result.failure_report,
         )  # fmt: skip
-        if outcome.refusal:
-            stats.extra["message"] = outcome.refusal
+        if result.refusal:
+            stats.extra["message"] = result.refusal
         return stats

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Mapping
 
 from mallvi.bench.metrics import correct_arm
-from mallvi.bench.tasks.base import BenchTask, BenchWorld
 from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 
 log = logging.getLogger(__name__)
 

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mallvi.bench.agents.base import PlanReply, TurnRecord
+from mallvi.bench.agents.agent_protocols import PlanReply, TurnRecord
 from mallvi.bench.agents.single_info import example_reply, guide
 from mallvi.bench.agents.single_parse import lenient_action
 from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
-from mallvi.bench.config import BenchConfig
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, task_object_names
+from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.tasks.grounding import GroundingTask
-from mallvi.graph.backends.llm_errors import describe
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, task_object_names
+from mallvi.graph.backends.llm.errors import describe
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from mallvi.bench.agents.base import TurnRecord
+from mallvi.bench.agents.agent_protocols import TurnRecord
 
 ROLE = (
     "You control a robot with two arms (left and right) in a simulated tabletop scene. Follow the task "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mallvi.bench.tasks.base import BenchTask
 from mallvi.bench.tasks.blocks_cross_shape import BlocksCrossShape
 from mallvi.bench.tasks.blocks_ranking_rgb import BlocksRankingRgb
 from mallvi.bench.tasks.blocks_ranking_size import BlocksRankingSize
@@ -21,6 +20,7 @@ from mallvi.bench.tasks.put_bottles_dustbin import PutBottlesDustbin
 from mallvi.bench.tasks.stack_blocks_three import StackBlocksThree
 from mallvi.bench.tasks.stack_blocks_two import StackBlocksTwo
 from mallvi.bench.tasks.stack_bowls_three import StackBowlsThree
+from mallvi.bench.tasks.task_base import BenchTask
 
 _TASK_CLASSES: tuple[type[BenchTask], ...] = (
     GroundingSparse,

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, place_apart, pos, side_range
 from mallvi.bench.tasks.conditions import Condition, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, place_apart, pos, side_range
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.scene_spec import SceneContents
 

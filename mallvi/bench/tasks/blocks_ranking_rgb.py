@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, row_conditions
 from mallvi.bench.tasks.conditions import Condition
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, row_conditions
 
 ORDER = ("red_block", "green_block", "blue_block")
 TARGET_Y_M = -0.13

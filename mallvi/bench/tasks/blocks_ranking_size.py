@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, place_apart, row_conditions, yaw_pose
 from mallvi.bench.tasks.conditions import Condition
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, place_apart, row_conditions, yaw_pose
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError
 

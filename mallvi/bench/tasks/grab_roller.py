@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import CLOSED_BELOW, BenchTask, BenchWorld, holds, point, pos, yaw_pose
 from mallvi.bench.tasks.conditions import Condition, above, above_original_table, below, flag
+from mallvi.bench.tasks.task_base import CLOSED_BELOW, BenchTask, BenchWorld, holds, point, pos, yaw_pose
 from mallvi.sim_bridge.objects import make_roller
 from mallvi.sim_bridge.scene_spec import SceneContents
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from mallvi.bench.metrics import correct_arm, episode_spatial_score
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
 from mallvi.bench.tasks.conditions import Condition, flag
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos
 
 
 class GroundingTask(BenchTask):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, point
 from mallvi.bench.tasks.conditions import Condition, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, point
 
 BLOCK = "red_block"
 PAD = "blue_pad"

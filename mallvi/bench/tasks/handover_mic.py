@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, holds, open_conditions, point, side_range
 from mallvi.bench.tasks.conditions import Condition, above, above_original_table, flag
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, holds, open_conditions, point, side_range
 from mallvi.contracts.geometry import ArmSide
 from mallvi.sim_bridge.objects import make_microphone
 from mallvi.sim_bridge.scene_spec import SceneContents

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, point, yaw_pose
 from mallvi.bench.tasks.conditions import Condition, above, above_original_table, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, point, yaw_pose
 from mallvi.sim_bridge.objects import make_mug, make_rack
 from mallvi.sim_bridge.scene_spec import SceneContents
 

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, point, pos, yaw_pose
 from mallvi.bench.tasks.conditions import Condition, above, above_original_table, below
 from mallvi.bench.tasks.rig_clearance import bar_outline, clear_of_pedestals, disc_outline
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, point, pos, yaw_pose
 from mallvi.bench.tiers import TierName
 from mallvi.sim_bridge.objects import make_bread, make_skillet
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError

@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, point, pos
 from mallvi.bench.tasks.conditions import Condition, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, point, pos
 from mallvi.bench.tiers import TierName
 from mallvi.sim_bridge.objects import make_burger, make_fries_box, make_tray
 from mallvi.sim_bridge.scene_spec import SceneContents

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, pos
 from mallvi.bench.tasks.conditions import Condition, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos
 from mallvi.sim_bridge.objects import make_can, make_open_box
 from mallvi.sim_bridge.scene_spec import SceneContents
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import sapien
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, point, pos, yaw_pose
 from mallvi.bench.tasks.conditions import Condition, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, point, pos, yaw_pose
 from mallvi.sim_bridge.objects import make_block, make_scale
 from mallvi.sim_bridge.scene_spec import SceneContents, SceneSetupError
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions, pos
 from mallvi.bench.tasks.conditions import Condition, below
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, pos
 
 STACK_CENTER_XY = (0.0, -0.13)
 ORDER = ("red_block", "green_block", "blue_block")  # bottom to top

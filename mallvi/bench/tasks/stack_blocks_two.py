@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mallvi.bench.tasks.base import BenchTask, BenchWorld, open_conditions
 from mallvi.bench.tasks.conditions import Condition
 from mallvi.bench.tasks.stack_blocks_three import STACK_CENTER_XY, on_top_conditions
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions
 
 
 class StackBlocksTwo(BenchTask):

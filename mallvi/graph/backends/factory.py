@@ -5,9 +5,9 @@ from __future__ import annotations
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from mallvi.config import RunConfig
-from mallvi.graph.backends import llm_agents as agents
-from mallvi.graph.backends.base import AgentBackends
-from mallvi.graph.backends.llm import LlmClient, make_chat_model
+from mallvi.graph.backends.backend_protocols import AgentBackends
+from mallvi.graph.backends.llm import agents
+from mallvi.graph.backends.llm.client import LlmClient, make_chat_model
 from mallvi.graph.backends.rules import rules_backends
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import MODEL_FAILURE, AgentError, CallLog
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.backend_protocols import MODEL_FAILURE, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.scene_memory import reconcile, recover_from_view
 from mallvi.graph.state import GraphState

@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import RefusalError
+from mallvi.graph.agent_errors import RefusalError
 from mallvi.graph.binding import bind_plan, complete_plan
 from mallvi.graph.context import GraphContext
 from mallvi.graph.state import GraphState

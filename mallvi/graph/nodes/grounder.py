@@ -6,7 +6,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import attempt_of, current_subtask
 from mallvi.graph.scene_memory import is_remembered

@@ -11,7 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mallvi.graph.backends.base import AgentError, CallLog, NoStrategyLeftError
+from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.failure_memory import repeats
 from mallvi.graph.nodes.common import attempt_of, current_subtask

@@ -12,8 +12,8 @@ from dash import dcc, html
 
 from mallvi.bench import anchors
 from mallvi.bench.tiers import parse_tier
-from mallvi.logviz.catalog import read_json, read_jsonl
 from mallvi.logviz.components.runlist import run_href
+from mallvi.logviz.run_index import read_json, read_jsonl
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from typing import Any
 from dash import dcc, html
 
 from mallvi.logviz.components.overlay import boxes_in_outputs, render_overlay
-from mallvi.logviz.components.scene_graph import scene_graph_figure, scene_graph_in
+from mallvi.logviz.components.scene_graph_view import scene_graph_figure, scene_graph_in
 from mallvi.logviz.fulltext import RUN_CALLS, cut, download_href, download_name, json_text, prompt_text
 from mallvi.logviz.reader import NodeExec, RunSummary
 

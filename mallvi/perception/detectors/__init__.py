@@ -21,7 +21,7 @@ def _color(**kw: Any) -> Detector:
 
 def _raised(**kw: Any) -> Detector:
     from mallvi.perception.detectors.raised import RaisedObjectDetector
-    from mallvi.perception.raised import RaisedConfig
+    from mallvi.perception.raised_regions import RaisedConfig
 
     return RaisedObjectDetector(RaisedConfig(**kw)) if kw else RaisedObjectDetector()
 

@@ -27,8 +27,8 @@ from mallvi.contracts.observation import Observation
 from mallvi.perception.background import FarEdge, frame_behind_table, frame_far_edge, is_wall_face
 from mallvi.perception.color_masks import clean, color_mask, frame_hsv
 from mallvi.perception.projection import points_world, support_z, world_z_image
+from mallvi.perception.query_words import COLORS, ParsedQuery, parse_query, phrase
 from mallvi.perception.types import Detection
-from mallvi.perception.vocab import COLORS, ParsedQuery, parse_query, phrase
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mallvi.perception.query_words import parse_query, phrase
 from mallvi.perception.types import Detection, box_iou
-from mallvi.perception.vocab import parse_query, phrase
 
 DEFAULT_VOCABULARY: tuple[str, ...] = ("block", "bowl", "mug", "can", "bottle", "basket", "plate")
 

@@ -1,6 +1,6 @@
 """Weight-free detector of pale objects: what stands on the table in the depth cloud and colour does not claim.
 
-See ``perception/raised.py`` for how regions are found and named. A query selects by colour word and label;
+See ``perception/raised_regions.py`` for how regions are found and named. A query selects by colour word and label;
 a region whose shape cue is only "object" still answers a query for a bowl or a bottle, ranked lower.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from mallvi.contracts.observation import Observation
-from mallvi.perception.raised import RaisedConfig, raised_regions
+from mallvi.perception.query_words import ParsedQuery, parse_query, phrase
+from mallvi.perception.raised_regions import RaisedConfig, raised_regions
 from mallvi.perception.types import Detection
-from mallvi.perception.vocab import ParsedQuery, parse_query, phrase
 
 #: score factor for a region whose shape cue does not name the label a query asks for
 UNSURE_SHAPE_FACTOR = 0.6

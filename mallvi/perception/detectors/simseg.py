@@ -7,8 +7,8 @@ import re
 import numpy as np
 
 from mallvi.contracts.observation import Observation
+from mallvi.perception.query_words import parse_query, phrase, split_name
 from mallvi.perception.types import Detection, PerceptionError, mask_box
-from mallvi.perception.vocab import parse_query, phrase, split_name
 
 #: segmentation names that are scenery or robot, never manipulable objects
 DEFAULT_IGNORE = r"(?i)^(table|ground|floor|wall|background|pedestal|camera)|arm|link|gripper|finger|robot|base"

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from mallvi.robot_drivers.piper_kinematics import (  # noqa: F401  (re-exported: the URDF is built from them)
+from mallvi.robot_drivers.piper.piper_kinematics import (  # noqa: F401  (re-exported: the URDF is built from them)
     A_M,
     ALPHA_RAD,
     D_M,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import AgentBackends
+from mallvi.graph.backends.backend_protocols import AgentBackends
 from mallvi.graph.backends.rules.decomposer import RulesDecomposer
 from mallvi.graph.backends.rules.descriptor import RulesDescriptor
 from mallvi.graph.backends.rules.grounder import RulesGrounder
 from mallvi.graph.backends.rules.perceptor import RulesPerceptor
 from mallvi.graph.backends.rules.reflector import RulesReflector
-from mallvi.graph.backends.rules.thinker import RulesThinker
+from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 
 
 def rules_backends() -> AgentBackends:

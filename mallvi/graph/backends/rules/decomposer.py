@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import CallLog
-from mallvi.graph.backends.rules.grammar import parse_instruction
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.grammar.parser import parse_instruction
 from mallvi.graph.schemas import Plan, SceneMemory
 
 

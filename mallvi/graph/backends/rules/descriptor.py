@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mallvi.contracts.observation import Observation
-from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import Box, relation_holds
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.schemas import Predicate, SceneMemory, SceneObject

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import CallLog
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.schemas import Detection2D, SceneMemory, Subtask
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mallvi.graph.backends.base import AgentError, CallLog
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.refs import refs_of
 from mallvi.graph.schemas import SceneMemory, Subtask
 

@@ -14,7 +14,7 @@ import contextlib
 import math
 
 from mallvi.contracts.observation import Observation
-from mallvi.graph.backends.base import CallLog
+from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import Box, evaluate
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import ResolutionError, candidates_of, refs_of, resolve

@@ -1,0 +1,140 @@
+"""A benchmark run's settings (picklable: worker processes receive them)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from mallvi.bench.tiers import TierName
+from mallvi.config import RunConfig
+
+AgentName = Literal["mallvi", "mallvi-no-reflector", "single", "expert"]
+AGENT_NAMES: tuple[AgentName, ...] = ("mallvi", "mallvi-no-reflector", "single", "expert")
+CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
+#: how the single agent's Tier 2 episodes treat a failed motion plan: "mallvi" reports it as a failed action;
+#: "paper" does what the original benchmark's code does (reports success, then every later motion does nothing)
+SINGLE_MODES = ("mallvi", "paper")
+#: a task's domain randomisation: "original" as the original benchmark's task config, "none" a plain table
+RANDOMIZATIONS = ("original", "none")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What ``mallvi bench`` was asked to run.
+
+    Attributes:
+        tier: which tier the tasks belong to.
+        tasks: task registry names.
+        episodes: episodes per task (seeds whose scene cannot be set up do not count).
+        seed_start: the first seed; later seeds follow consecutively.
+        agent: "mallvi" (the graph), "mallvi-no-reflector", "single" (one planner) or "expert" (scripted).
+        backend: "rules" or "llm" for the graph's agents and the Tier 1 answerer.
+        perception: "sim", "color" or "neural" for the graph.
+        contingency: fault-injection level of the simulator ("none" = off).
+        llm: base_url / model / vlm_model / api_key_env for llm backends and the single agent.
+        save_images: store the head image of every episode in its trace.
+        single_mode: "mallvi" or "paper" (see ``SINGLE_MODES``); only the single agent's Tier 2 runs differ.
+        reuse: reuse a camera frame of an unchanged scene and a scan of an unchanged frame (``bench/reuse.py``);
+            results are the same either way, only faster (off only to measure what it saves).
+        station: "sim" (the simulator's Station) or "twin" (the rig's Station on the simulated twin; the graph
+            agents only, with ``calibration``).
+        calibration: the twin's calibration YAML (from `mallvi calibrate --robot twin`).
+        randomization: "original" (each task's domain randomisation as the original configures it: textures,
+            light colours, a cluttered table where it has one; ``bench/domains.py``) or "none" (plain table).
+        agent_backends: per-agent backend overrides of the graph agents, as ``mallvi run --agent-backend``.
+        llm_timeout_s: seconds per model request (``--llm-timeout``).
+        llm_decoding: how JSON is asked of the model (``--llm-decoding``).
+    """
+
+    tier: TierName
+    tasks: tuple[str, ...]
+    episodes: int
+    seed_start: int = 100000
+    agent: AgentName = "mallvi"
+    backend: str = "rules"
+    perception: str = "color"
+    contingency: str = "none"
+    llm: dict[str, str] = field(default_factory=dict)
+    save_images: bool = True
+    single_mode: str = "mallvi"
+    reuse: bool = True
+    station: str = "sim"
+    calibration: str | None = None
+    randomization: str = "original"
+    agent_backends: dict[str, str] = field(default_factory=dict)
+    llm_timeout_s: float = 60.0
+    llm_decoding: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.station not in ("sim", "twin"):
+            raise ValueError(f"--station must be sim or twin, got {self.station!r}")
+        if self.station == "twin":
+            if self.agent not in ("mallvi", "mallvi-no-reflector"):
+                raise ValueError("--station twin runs the graph agents (mallvi, mallvi-no-reflector) only")
+            if self.perception == "sim":
+                raise ValueError("--station twin perceives like a rig: --perception color or neural")
+            if not self.calibration:
+                raise ValueError("--station twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
+        if self.episodes < 1:
+            raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
+        if self.seed_start < 0:
+            raise ValueError(f"--seed-start must be non-negative, got {self.seed_start}")
+        if self.agent not in AGENT_NAMES:
+            raise ValueError(f"unknown agent {self.agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+        if self.backend not in ("rules", "llm"):
+            raise ValueError(f"--backend must be rules or llm, got {self.backend!r}")
+        if self.perception not in ("sim", "color", "neural"):
+            raise ValueError(f"--perception must be sim, color or neural, got {self.perception!r}")
+        if self.contingency not in CONTINGENCY_LEVELS:
+            raise ValueError(f"--contingency must be one of {', '.join(CONTINGENCY_LEVELS)}, got {self.contingency!r}")
+        if self.randomization not in RANDOMIZATIONS:
+            raise ValueError(
+                f"--randomization must be one of {', '.join(RANDOMIZATIONS)}, got {self.randomization!r}"
+            )
+        if self.single_mode not in SINGLE_MODES:
+            raise ValueError(f"--single-mode must be one of {', '.join(SINGLE_MODES)}, got {self.single_mode!r}")
+        examples = self.llm.get("example_images")
+        if examples and not os.path.isdir(examples):
+            raise ValueError(f"--example-images {examples} is not a folder")
+        if self.agent == "single" and not self.llm.get("base_url"):
+            raise ValueError("the single agent is a language model: give --base-url (or MALLVI_BASE_URL)")
+        if self.backend == "llm" and not self.llm.get("base_url"):
+            raise ValueError("--backend llm needs --base-url (or MALLVI_BASE_URL)")
+        if self.agent_backends and self.agent not in ("mallvi", "mallvi-no-reflector"):
+            raise ValueError("--agent-backend sets the graph's agents: it needs --agent mallvi or mallvi-no-reflector")
+        self.run_config()  # a bad backend mix, timeout or decoding is refused before anything runs
+
+    def run_config(self, reflector: bool = True) -> RunConfig:
+        """The graph agents' run configuration: backends, model endpoint, perception, fault level.
+
+        Raises ConfigError (a ValueError) for an unknown agent or backend, a bad timeout or decoding.
+        """
+        from mallvi.config import LlmConfig
+
+        llm = LlmConfig.from_env(self.llm.get("base_url"), self.llm.get("model"), self.llm.get("vlm_model"),
+                                 timeout_s=self.llm_timeout_s, decoding=self.llm_decoding)
+        backend = "llm" if self.backend == "llm" else "rules"
+        perception = {"sim": "sim", "neural": "neural"}.get(self.perception, "color")
+        return RunConfig(backend=backend, agent_backends=dict(self.agent_backends),  # type: ignore[arg-type]
+                         perception=perception, reflector=reflector, llm=llm,  # type: ignore[arg-type]
+                         contingency=self.contingency)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tasks"] = list(self.tasks)
+        d["llm"] = {k: v for k, v in self.llm.items() if k != "api_key"}  # never write a key to disk
+        return d
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that must match for a rerun to resume this run's episodes."""
+        ident = {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
+                                                                 "perception", "contingency",
+                                                                 "randomization")}  # fmt: skip
+        if self.single_mode != "mallvi":  # only when set, so folders written before the option still resume
+            ident["single_mode"] = self.single_mode
+        if self.station != "sim":  # likewise
+            ident["station"] = self.station
+        if self.agent_backends:  # likewise
+            ident["agent_backends"] = dict(sorted(self.agent_backends.items()))
+        return ident

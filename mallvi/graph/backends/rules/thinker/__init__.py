@@ -1,0 +1,1 @@
+"""The rules Thinker: skill calls for a subtask from the scene's geometry, and its alternative strategies."""

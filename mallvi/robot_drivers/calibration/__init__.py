@@ -1,0 +1,1 @@
+"""Eye-to-hand calibration of the rig's camera: capture, solve, refine, files."""

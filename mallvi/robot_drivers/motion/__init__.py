@@ -1,0 +1,1 @@
+"""Motion pieces shared by the simulated and the real skills."""

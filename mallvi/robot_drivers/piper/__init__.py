@@ -1,0 +1,1 @@
+"""The AgileX Piper arm: configuration, CAN driver, kinematics, IK, reach and a wire-level emulator."""

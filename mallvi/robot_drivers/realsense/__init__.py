@@ -1,0 +1,1 @@
+"""The Intel RealSense depth camera: configuration, driver and a synthetic device."""

@@ -1,0 +1,1 @@
+"""The real rig assembled: its configuration, the Station, the table plane."""
