@@ -33,6 +33,8 @@ class Observation:
         stamp: capture time in seconds (simulated time in sim, host monotonic time on a real camera).
         seg: optional int32 H×W object-id image (simulator only); 0 = background.
         seg_names: object id -> object name for ``seg``.
+        seg_points: object name -> its model's named points (contact, functional and part points) in the world
+            frame at capture time, as ``[x, y, z, qw, qx, qy, qz]`` (simulator only: privileged, like ``seg``).
     """
 
     rgb: NDArray[np.uint8]
@@ -43,6 +45,7 @@ class Observation:
     stamp: float
     seg: NDArray[np.int32] | None = None
     seg_names: Mapping[int, str] = field(default_factory=dict)
+    seg_points: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.rgb.ndim != 3 or self.rgb.shape[2] != 3 or self.rgb.dtype != np.uint8:

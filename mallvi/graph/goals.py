@@ -3,8 +3,9 @@
 Relations (world frame, metres): ``left_of(a, b)`` means a has the smaller x (the robot's left);
 ``front_of(a, b)`` means a is closer to the robot (smaller y); ``on(a, b)`` means a rests on b's top face,
 centred on it within ``ON_XY_MAX_M``; ``in(a, b)`` means a's centre lies inside b's footprint, below b's rim;
-``lifted(a)`` means a's bottom is at least ``LIFT_MIN_M`` above the table; ``held_by(a, arm)`` asks the gripper
-state.
+``lifted(a)`` means a's bottom is at least ``LIFT_MIN_M`` above the table (``lifted(a, z)``: above world z);
+``hung_on(a, b)`` means a is off the table within b's reach, held by no gripper; ``held_by(a, arm)`` asks the
+gripper state.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from mallvi.graph.schemas import ObjectRef, Predicate, SceneObject
 
 ORDER_MARGIN_M = 0.02
 ON_XY_SLACK_M = 0.02
-ON_XY_MAX_M = 0.03  # a placement "on" a target is centred to this, however large the target (a pad, a plate)
+ON_XY_MAX_M = 0.03  # a placement "on" a target is centred to this (a pad, a plate), unless the target is at least
+WIDE_TARGET_RATIO = 2.5  # this many times as wide as the object every way (a tray, a board): then anywhere on its top
 ON_Z_TOL_M = 0.02
 NEAR_M = 0.12
 LIFT_MIN_M = 0.03
+NEST_RATIO = 0.8  # an object at least this wide as a container nests in it: then it is centred to ON_XY_MAX_M
+HUNG_MIN_M = 0.03  # a hanging object's bottom is at least this far above the table
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,13 @@ def _xy_dist(a: Box, b: Box) -> float:
     return float(((a.centre_m[0] - b.centre_m[0]) ** 2 + (a.centre_m[1] - b.centre_m[1]) ** 2) ** 0.5)
 
 
-def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float) -> tuple[bool, str]:
+def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
+                   value_m: float | None = None) -> tuple[bool, str]:
     """Check one geometric relation; returns (holds, a short explanation with the measured numbers)."""
     if relation == "lifted":
         h = a.bottom_z - table_top_z
+        if value_m is not None:
+            return a.bottom_z > value_m, f"{a.name} bottom at z {a.bottom_z:.3f} m (above {value_m:g} m asked)"
         return h >= LIFT_MIN_M, f"{a.name} bottom {h * 100:.1f} cm above the table"
     if b is None:
         raise ValueError(f"relation {relation!r} needs two objects")
@@ -105,11 +112,22 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float) -> 
         gap = a.bottom_z - b.top_z
         ok_xy = d < min(max(b.size_m[0], b.size_m[1]) / 2 + ON_XY_SLACK_M, ON_XY_MAX_M)
         ok_z = abs(gap) < ON_Z_TOL_M
+        if min(b.size_m[0], b.size_m[1]) >= WIDE_TARGET_RATIO * max(a.size_m[0], a.size_m[1]):
+            # a tray: anywhere on its top or inside its rim
+            ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
+            ok_z = b.bottom_z - ON_Z_TOL_M < a.bottom_z < b.top_z + ON_Z_TOL_M
         return ok_xy and ok_z, f"{a.name} off-centre {d * 100:.1f} cm, gap above {b.name} {gap * 100:.1f} cm"
     if relation == "in":
         ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
+        if max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1]):  # nested (a bowl in a bowl)
+            ok_xy = d < ON_XY_MAX_M
         ok_z = a.bottom_z < b.top_z
         return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}"
+    if relation == "hung_on":
+        h = a.bottom_z - table_top_z
+        reach = max(b.size_m[0], b.size_m[1]) / 2 + max(a.size_m[0], a.size_m[1])
+        ok = h >= HUNG_MIN_M and d <= reach
+        return ok, f"{a.name} bottom {h * 100:.1f} cm above the table, {d * 100:.1f} cm from {b.name}"
     raise ValueError(f"unknown relation {relation!r}")
 
 
@@ -140,7 +158,11 @@ def evaluate(
             continue
         a = boxes[p.args[0]]
         b = boxes[p.args[1]] if len(p.args) > 1 else None
-        holds, detail = relation_holds(p.relation, a, b, table_top_z)
+        holds, detail = relation_holds(p.relation, a, b, table_top_z, p.value_m)
+        if p.relation == "hung_on" and holds and held is not None:
+            holder = next((arm for arm in ("left", "right") if held(arm) == p.args[0]), None)
+            if holder is not None:
+                holds, detail = False, f"{detail}; but the {holder} gripper still holds it"
         out.append(PredicateResult(predicate=text, holds=holds, detail=detail))
     return out
 

@@ -7,9 +7,11 @@ through it (``world_model()``) to the same named points as the simulator's objec
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from mallvi.contracts.observation import Observation
-from mallvi.graph.schemas import Detection2D, SceneObject
+from mallvi.graph.schemas import Detection2D, PointPose, SceneObject
+from mallvi.perception.object_points import points_of
 from mallvi.perception.perceived_world import PerceptionWorldModel
 from mallvi.perception.pipeline import Perception
 from mallvi.perception.query_words import parse_query
@@ -35,8 +37,9 @@ class PipelinePort:
     def scan(self, obs: Observation) -> list[SceneObject]:
         graph = self.perception.describe(obs)
         objects = [
-            SceneObject(id=o.id, label=o.label, color=o.color, position_m=o.position_world, size_m=o.extent_m,
-                        score=o.score, source="describe", box_m=o.size_m)
+            SceneObject(id=o.id, label=o.label, color=o.color, position_m=_centre(o.position_world, o.points),
+                        size_m=o.extent_m, score=o.score, source="describe", box_m=o.size_m, points=_poses(o.points),
+                        points_source=o.points_source)
             for o in graph.objects
         ]
         self.perceived = {o.id: o for o in graph.objects}
@@ -69,9 +72,14 @@ class PipelinePort:
             log.info("localize %s failed: %s", det.query, e)
             return None
         q = parse_query(d.label)
-        obj = SceneObject(id=det.query.replace(" ", "_"), label=q.label or "object", color=d.color,
-                          position_m=loc.position_world, size_m=loc.extent_m, score=loc.score, source=d.source,
-                          box_m=loc.size_m if all(v > 0 for v in loc.size_m) else None)
+        label = q.label or "object"
+        points, source = points_of(obs, d, loc.position_world, loc.extent_m, loc.top_world, loc.object_yaw_rad,
+                                   label)
+        obj = SceneObject(id=det.query.replace(" ", "_"), label=label, color=d.color,
+                          position_m=_centre(loc.position_world, points), size_m=loc.extent_m, score=loc.score,
+                          source=d.source,
+                          box_m=loc.size_m if all(v > 0 for v in loc.size_m) else None, points=_poses(points),
+                          points_source=source)
         same = [k for k, o in self.perceived.items() if o.color == obj.color and o.label == obj.label]
         key = same[0] if len(same) == 1 else obj.id
         self.perceived[key] = _perceived(key, obj, loc)
@@ -83,4 +91,18 @@ def _perceived(key: str, obj: SceneObject, loc: Localized3D) -> PerceivedObject:
     return PerceivedObject(id=key, label=obj.label, color=obj.color, size_class=size_class(loc.extent_m),
                            position_world=loc.position_world, extent_m=loc.extent_m, score=loc.score,
                            top_world=loc.top_world, yaw_rad=loc.object_yaw_rad,
-                           size_m=loc.size_m if all(v > 0 for v in loc.size_m) else None)
+                           size_m=loc.size_m if all(v > 0 for v in loc.size_m) else None,
+                           points=dict(obj.points), points_source=obj.points_source)
+
+
+def _centre(perceived_m: tuple[float, float, float],
+            points: Mapping[str, tuple[float, ...]]) -> tuple[float, float, float]:
+    """An object's centre: its model's box centre where the simulator gives the model's points (privileged, like
+    the points themselves), else where depth puts it."""
+    box = points.get("bbox_center")
+    return (float(box[0]), float(box[1]), float(box[2])) if box is not None and len(box) >= 3 else perceived_m
+
+
+def _poses(points: Mapping[str, tuple[float, ...]]) -> dict[str, PointPose]:
+    """Named points as the state keeps them (7 numbers each; anything else is left out)."""
+    return {k: tuple(float(x) for x in v) for k, v in points.items() if len(v) == 7}  # type: ignore[misc]

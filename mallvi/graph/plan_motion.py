@@ -81,7 +81,15 @@ def plan_violation(calls: Sequence[SkillCall], ctx: GraphContext,
 
 def _step(name: str, call: SkillCall, ctx: GraphContext, localized: dict[str, SceneObject],
           pos: dict[str, Xyz | None]) -> str | None:
-    """Check one call's targets and move its arm's tracked position (``pos``) to where the call leaves it."""
+    """Check one call's targets and move its arm's tracked position (``pos``) to where the call leaves it.
+
+    Every alternative of the call is checked the same way from the same start; the position it leaves is the
+    call's own (an alternative that runs leaves the arm near it)."""
+    for k, v in enumerate(call.alternatives):
+        alt = call.variant(v)
+        bad = _step(f"{name}, alternative {k + 1}", alt, ctx, localized, dict(pos))
+        if bad is not None:
+            return bad
     if call.target_pose:
         bad = point_violation(f"{name}: target", call.target_pose, ctx)
         if bad is not None:

@@ -23,12 +23,16 @@ from mallvi.graph.schemas import ObjectRef, Plan, SceneObject, Subtask
 LABEL_SYNONYMS: dict[str, str] = {
     "block": "block", "cube": "block", "box": "block", "brick": "block", "blocks": "block", "cubes": "block",
     "boxes": "block", "bowl": "bowl", "bowls": "bowl", "plate": "plate", "dish": "plate", "cup": "cup",
-    "mug": "cup", "can": "can", "cans": "can", "basket": "basket", "tray": "tray", "bin": "basket",
+    "mug": "cup", "can": "can", "cans": "can", "basket": "basket", "tray": "tray", "bin": "dustbin",
     "container": "basket", "ball": "ball", "sphere": "ball", "object": "object", "thing": "object",
     "item": "object", "one": "object", "pad": "pad", "mat": "pad", "skillet": "skillet", "pan": "skillet",
     "scale": "scale", "rack": "rack", "microphone": "microphone", "mic": "microphone", "bread": "bread",
     "roller": "roller", "bottle": "bottle", "bottles": "bottle", "dustbin": "dustbin", "plasticbox": "basket",
+    "burger": "burger", "hamburger": "burger", "hamburg": "burger", "fries": "fries", "frenchfries": "fries",
+    "toy": "toy", "hook": "rack", "cups": "cup", "mugs": "cup", "pans": "skillet",
 }
+#: labels perception gives objects that are only scenery (distractors on a cluttered table)
+SCENERY_LABELS = frozenset({"clutter"})
 
 
 def canonical_label(word: str | None) -> str:
@@ -95,10 +99,15 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
             allow_color_only: bool = False) -> Candidate:
     """The single candidate that ``ref`` names; raises ResolutionError with a readable message otherwise.
 
-    ``allow_color_only`` accepts the one candidate of the right colour when none has the right label.
+    ``allow_color_only`` accepts the one candidate of the right colour when none has the right label. A reference
+    bound to a scene object (``instance``) is that object when it is among the candidates.
     """
+    if ref.instance is not None:
+        bound = next((c for c in candidates if c.name == ref.instance and c.name not in exclude), None)
+        if bound is not None:
+            return bound
     pool = [c for c in candidates if c.name not in exclude and _label_matches(ref.label, c.label)]
-    if ref.size and ref.among and not ref.color:
+    if (ref.size or ref.rank) and ref.among and not ref.color:
         # a ranked group is judged by its 3D shape: a small cube seen at an angle may get another shape word
         pool += [c for c in candidates if c.name not in exclude and c not in pool and cube_shaped(c)]
     if ref.color:
@@ -107,8 +116,18 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
             # a detector that only knows colours and generic shapes may call a pad a "block": the colour decides
             pool = [c for c in candidates if c.name not in exclude and (c.color or "").lower() == ref.color.lower()]
             pool = pool if len(pool) == 1 else []
-    if ref.size and pool and not ref.color:
+    if canonical_label(ref.label) == "object" and not ref.color and not ref.size and len(pool) > 1:
+        # "the object": the one perception could not name, else the one that is not scenery (every named thing
+        # is something else)
+        generic = [c for c in pool if canonical_label(c.label) == "object"]
+        pool = generic or [c for c in pool if canonical_label(c.label) not in SCENERY_LABELS] or pool
+    if (ref.size or ref.rank) and pool and not ref.color:
         pool = ranked_group(ref, pool, candidates)
+    if ref.rank and pool:
+        if len(pool) < ref.rank:
+            raise ResolutionError(f"{ref.phrase!r} cannot be told: it ranks {ref.rank} by size, but only "
+                                  f"{len(pool)} are seen")
+        pool = [sorted(pool, key=lambda c: -c.volume_m3)[ref.rank - 1]]
     if ref.size and pool:
         ordered = sorted(pool, key=lambda c: c.volume_m3)
         if ref.size in ("largest", "large"):

@@ -15,11 +15,24 @@ from mallvi.contracts.skills import FailureKind
 AgentName = Literal["decomposer", "descriptor", "perceptor", "grounder", "projector", "thinker", "actor", "reflector"]
 RETRYABLE_AGENTS: tuple[AgentName, ...] = ("perceptor", "grounder", "projector", "thinker", "actor")
 
-Action = Literal["pick", "place", "stack", "move", "handover", "push", "release"]
-PlaceRelation = Literal["on", "in", "left_of", "right_of", "next_to", "front_of", "behind", "at", "slot"]
-ArmHint = Literal["left", "right", "both", "one"]
-RelationName = Literal["on", "in", "left_of", "right_of", "front_of", "behind", "near", "held_by", "lifted"]
+Action = Literal["pick", "place", "stack", "move", "handover", "push", "release", "hang", "turn", "lift"]
+"""What a subtask does: pick (grasp and lift), place/stack/move (put the object somewhere, ``relation`` says
+where), handover (from one arm to the other in mid-air), hang (onto the target's hook), turn (rotate the object
+in place or on its way to ``relation``), lift (raise the held object, with both arms where ``arm_hint`` says so,
+to ``height_m``; it stays held)."""
+PlaceRelation = Literal["on", "in", "left_of", "right_of", "next_to", "front_of", "behind", "at", "slot", "center"]
+"""Where a placement goes: relative to ``target`` (on, in, beside ...), "at" a remembered location, a "slot" of
+an arrangement, or the "center" of the workspace in front of the robot."""
+ArmHint = Literal["left", "right", "both", "one", "other"]
+"""An arm the instruction names: "one" arm (either), the "other" arm (not the one the previous subtask used)."""
+RelationName = Literal["on", "in", "left_of", "right_of", "front_of", "behind", "near", "held_by", "lifted", "hung_on"]
 SizeWord = Literal["largest", "smallest", "medium", "large", "small"]
+Layout = Literal["row", "cross"]
+"""An arrangement's shape: a row (slot 0 leftmost) or a cross (slots: centre, left, right, far, near)."""
+TurnTo = Literal["away", "toward_robot", "left", "right", "for_hook"]
+"""Where a turned object's handle points: away from the robot, towards it, to the robot's left or right, or
+across the hook of a later hang (its opening along the hook's rod)."""
+CROSS_SLOTS = ("center", "left", "right", "far", "near")
 
 
 class _Model(BaseModel):
@@ -35,28 +48,45 @@ class ObjectRef(_Model):
     size: SizeWord | None = None
     among: int | None = Field(default=None, ge=1, description="a size word ranks this many objects (the "
                               "instruction's count: 'three blocks'); null: every object that matches")
+    rank: int | None = Field(default=None, ge=1, description="the rank-th largest of the objects ranked (1 = the "
+                             "largest); instead of a size word, for groups of more than three")
+    every: bool = Field(default=False, description="every object the phrase matches ('the bottles', 'cans')")
+    count: int | None = Field(default=None, ge=1, description="how many such objects the instruction says there "
+                              "are ('if there is one bread', 'the three bowls'); the plan is refused otherwise")
+    instance: str | None = Field(default=None, description="the scene object this reference was bound to (for a "
+                                 "plural, the member it was expanded to)")
 
     def key(self) -> str:
-        """A stable id for the reference: "red_block", "largest_block", "bowl"."""
-        parts = [p for p in (self.color, self.size if not self.color else None, self.label or "object") if p]
-        return "_".join(parts)
+        """A stable id for the reference: "red_block", "largest_block", "bowl", "rank2_block", "bowl@bowl_2"."""
+        rank = f"rank{self.rank}" if self.rank and not self.color else None
+        parts = [p for p in (self.color, self.size if not self.color else None, rank, self.label or "object") if p]
+        key = "_".join(parts)
+        if self.every:  # a group, or one member of it (by the scene object it was expanded to)
+            return f"{key}@{self.instance}" if self.instance else f"every_{key}"
+        return key
 
 
 class Predicate(_Model):
-    """A checkable goal fact, e.g. on(green_block, red_block) or held_by(red_block, left)."""
+    """A checkable goal fact, e.g. on(green_block, red_block), held_by(red_block, left), lifted(roller, 0.8)
+    (its bottom above world z 0.8 m; without a value, clear of the table) or hung_on(mug, rack)."""
 
     relation: RelationName
     args: list[str] = Field(min_length=1, max_length=2)  # in the schema, so constrained decoding keeps to it
+    value_m: float | None = Field(default=None, description="lifted: the world z (m) the object's bottom must "
+                                  "be above")
 
     @model_validator(mode="after")
     def _arity(self) -> Predicate:
         want = 1 if self.relation == "lifted" else 2
         if len(self.args) != want:
             raise ValueError(f"{self.relation} takes {want} object id(s), got {len(self.args)}")
+        if self.value_m is not None and self.relation != "lifted":
+            raise ValueError(f"only lifted takes a height, not {self.relation}")
         return self
 
     def __str__(self) -> str:
-        return f"{self.relation}({', '.join(self.args)})"
+        value = f", {self.value_m:g}" if self.value_m is not None else ""
+        return f"{self.relation}({', '.join(self.args)}{value})"
 
 
 class MemoryTag(_Model):
@@ -76,9 +106,16 @@ class Subtask(_Model):
     target: ObjectRef | None = None
     relation: PlaceRelation | None = None
     group: list[ObjectRef] = Field(default_factory=list, description="all objects of an arrangement, in order")
-    slot: int | None = Field(default=None, description="position in the arrangement, 0 = leftmost")
+    slot: int | None = Field(default=None, description="position in the arrangement, 0 = leftmost (a cross: "
+                             "0 centre, 1 left, 2 right, 3 far, 4 near)")
+    layout: Layout = "row"
     memory: list[MemoryTag] = Field(default_factory=list)
     arm_hint: ArmHint | None = None
+    height_m: float | None = Field(default=None, description="lift: the world z (m) to raise the object's bottom "
+                                   "above")
+    turn_to: TurnTo | None = Field(default=None, description="turn: where the object's handle is to point")
+    hold: bool = Field(default=False, description="keep holding the object once it is there (a container "
+                       "that is to receive something)")
     post: list[Predicate] = Field(default_factory=list)
 
 
@@ -90,9 +127,21 @@ class Plan(_Model):
     arm_mode: ArmHint | None = None
 
 
+PointPose = tuple[float, float, float, float, float, float, float]
+"""A named point in the world frame: ``[x, y, z, qw, qx, qy, qz]`` (metres; quaternion w first)."""
+
+
 class SceneObject(_Model):
     """An object as perception sees it, in the world frame: the graph state's (checkpointable, prompt-ready)
-    record, reduced from perception's ``PerceivedObject``; ``size_m`` is the axis-aligned extent."""
+    record, reduced from perception's ``PerceivedObject``; ``size_m`` is the axis-aligned extent.
+
+    ``points`` are what acting on it needs: grasp frames "cp0".."cpN" (x = approach direction, y = finger
+    opening; the skills take N as ``contact_point_id``), functional points "fp0" (bottom centre) and "fp1" (top
+    centre), its parts ("handle", "rim", "neck", "head", "hook", "hook_tip", "drop", "drop_left", ...) and its
+    frame ("origin": bottom centre, z = the object's up axis). ``points_source`` says where they come from: the
+    object model (simulator perception, privileged) or the perceived geometry (top, bottom, a container's
+    opening only).
+    """
 
     id: str
     label: str
@@ -103,6 +152,16 @@ class SceneObject(_Model):
     source: str = ""
     box_m: tuple[float, float, float] | None = Field(default=None, description="size in the object's own frame "
                                                      "(footprint rectangle x height), when perception knows it")
+    points: dict[str, PointPose] = Field(default_factory=dict)
+    points_source: str = ""
+
+    def point(self, name: str) -> PointPose | None:
+        """The named point, or None when perception does not know it."""
+        return self.points.get(name)
+
+    def grasp_ids(self) -> list[int]:
+        """The indices N of the grasp frames "cpN" perception knows, in order."""
+        return sorted(int(k[2:]) for k in self.points if k.startswith("cp") and k[2:].isdigit())
 
 
 class SceneMemory(_Model):
@@ -129,8 +188,19 @@ class Detection2D(_Model):
     view: str = Field(default="", description="the extra camera view it was found in; empty = the main camera")
 
 
+class CallVariant(_Model):
+    """Another target and/or other arguments for a call, tried when the call's motion cannot be planned."""
+
+    target_pose: list[float] | None = None
+    args: dict[str, float | int | str | bool | None] = Field(default_factory=dict)
+
+
 class SkillCall(_Model):
-    """One SkillAPI call. ``object`` names a perceived object id; the Actor maps it to the robot's name."""
+    """One SkillAPI call. ``object`` names a perceived object id; the Actor maps it to the robot's name.
+
+    ``alternatives`` are tried in turn, each replacing the target and updating the arguments, when the call fails
+    because its motion cannot be planned (no IK solution, no path, refused by the guard): nothing has moved then.
+    """
 
     skill: Literal[
         "grasp_actor", "upright_actor", "place_actor", "move_by_displacement", "move_to_pose", "open_gripper",
@@ -140,6 +210,12 @@ class SkillCall(_Model):
     object: str | None = None
     target_pose: list[float] | None = None
     args: dict[str, float | int | str | bool | None] = Field(default_factory=dict)
+    alternatives: list[CallVariant] = Field(default_factory=list)
+
+    def variant(self, v: CallVariant) -> SkillCall:
+        """This call with ``v``'s target and arguments."""
+        return self.model_copy(update={"target_pose": v.target_pose if v.target_pose is not None else self.target_pose,
+                                       "args": {**self.args, **v.args}, "alternatives": []})
 
 
 class ActionPlan(_Model):

@@ -22,7 +22,7 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.llm.agents import LlmDecomposer
 from mallvi.graph.backends.llm.client import LlmClient, load_prompt
 from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
-from mallvi.graph.binding import bind_plan, complete_plan
+from mallvi.graph.binding import prepare_plan
 from mallvi.graph.context import GraphContext
 from mallvi.graph.drive import GraphOutcome, summarise
 from mallvi.graph.nodes.actor import actor
@@ -74,7 +74,7 @@ def _rules_step(state: GraphState, ctx: GraphContext, scene: SceneMemory, locali
     idx = state["subtask_index"]
     if plan is None:
         plan = ctx.backends.decomposer.decompose(state["instruction"], scene, log)
-        plan = complete_plan(plan, scene, bind_plan(plan, scene))
+        plan, _ = prepare_plan(plan, scene)
         idx = -1
     elif state["action_plan"] is not None:  # the last step ran: track moved objects from its own targets
         localized = _track(localized, state["action_plan"])

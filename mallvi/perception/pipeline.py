@@ -14,6 +14,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.fusion import FusionConfig, fuse
 from mallvi.perception.grasp import grasp_point
+from mallvi.perception.object_points import points_of
 from mallvi.perception.projection import mask_geometry, project, support_z, surface_point
 from mallvi.perception.query_words import category_of, parse_query
 from mallvi.perception.rim import rim_centre, upright_axis
@@ -169,10 +170,13 @@ class Perception:
                 log.info("describe: skipping %s: %s", det.label, e)
                 continue
             label = refine_label(parse_query(det.label).label or "object", loc.extent_m)
+            points, source = points_of(obs, det, loc.position_world, loc.extent_m, loc.top_world,
+                                       loc.object_yaw_rad, label)
             objects.append(PerceivedObject(
                 id=object_id(det.color, label, [o.id for o in objects]), label=label, color=det.color,
                 size_class=size_class(loc.extent_m), position_world=loc.position_world, extent_m=loc.extent_m,
                 score=det.score, top_world=loc.top_world, yaw_rad=loc.object_yaw_rad, size_m=loc.size_m,
+                points=points, points_source=source,
             ))
         graph = SceneGraph.build(objects, self.relations)
         if remember:

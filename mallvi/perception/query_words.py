@@ -29,7 +29,8 @@ CATEGORY_OF_LABEL: dict[str, GraspCategory] = {
 }
 
 #: labels whose objects can contain others (used by the scene graph's "in" relation)
-CONTAINERS: frozenset[str] = frozenset({"bowl", "mug", "basket", "bin", "tray", "plate", "box"})
+CONTAINERS: frozenset[str] = frozenset({"bowl", "mug", "basket", "bin", "tray", "plate", "box", "plasticbox", "skillet",
+                                        "pan", "dustbin"})
 
 _STOP = {"the", "a", "an", "this", "that", "of", "please", "pick", "up"}
 
@@ -66,7 +67,8 @@ def parse_query(text: str) -> ParsedQuery:
 
 def split_name(name: str) -> tuple[str | None, str]:
     """Split an object name such as "red_block" or "blue_block_2" into (colour, canonical label)."""
-    parts = [_SPELLINGS.get(p, p) for p in re.split(r"[_\s\-]+", name.lower()) if p and not p.isdigit()]
+    parts = [_SPELLINGS.get(p, p) for p in re.split(r"[_\s\-]+", re.sub(r"(?<=[a-z])\d+$", "", name.lower()))
+             if p and not p.isdigit()]
     color = next((p for p in parts if p in COLORS), None)
     rest = [p for p in parts if p not in COLORS]
     label = ""

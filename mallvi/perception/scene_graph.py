@@ -39,7 +39,10 @@ class PerceivedObject:
     """One object in the scene graph (world frame, metres).
 
     ``extent_m`` is the axis-aligned world extent (used by the relations); ``size_m`` (when known) is the size
-    in the object's frame, whose x axis has world yaw ``yaw_rad``.
+    in the object's frame, whose x axis has world yaw ``yaw_rad``. ``points`` are named points in the world frame
+    as ``[x, y, z, qw, qx, qy, qz]``: the object model's contact ("cpN"), functional ("fpN") and part points
+    ("handle", "hook", "rim", ...) where perception reads them from the simulator (privileged), else what the
+    geometry tells ("top", "bottom", and "opening" for a container); ``points_source`` says which.
 
     Separate from the graph's ``SceneObject`` because it carries the full perceived geometry (yaw, object-frame
     size, top) that relations and named points are derived from, and lives below the graph; the graph keeps a
@@ -56,6 +59,8 @@ class PerceivedObject:
     top_world: tuple[float, float, float] | None = None
     yaw_rad: float = 0.0
     size_m: tuple[float, float, float] | None = None
+    points: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    points_source: str = ""
 
     @property
     def phrase(self) -> str:
@@ -67,6 +72,7 @@ class PerceivedObject:
         d["extent_m"] = list(self.extent_m)
         d["top_world"] = list(self.top_world) if self.top_world is not None else None
         d["size_m"] = list(self.size_m) if self.size_m is not None else None
+        d["points"] = {k: list(v) for k, v in self.points.items()}
         return d
 
     @staticmethod
@@ -81,6 +87,8 @@ class PerceivedObject:
             top_world=tuple(float(x) for x in top) if top is not None else None,  # type: ignore[arg-type]
             yaw_rad=float(d.get("yaw_rad", 0.0)),
             size_m=tuple(float(x) for x in size) if size is not None else None,  # type: ignore[arg-type]
+            points={str(k): tuple(float(x) for x in v) for k, v in (d.get("points") or {}).items()},
+            points_source=str(d.get("points_source", "")),
         )
 
 

@@ -106,6 +106,7 @@ def capture(
     seg_names: Mapping[int, str],
     with_seg: bool = True,
     seg_filter: Callable[[NDArray[np.int32]], NDArray[np.int32]] | None = None,
+    seg_points: Mapping[str, Mapping[str, tuple[float, ...]]] | None = None,
 ) -> Observation:
     """Take a picture (the scene's render state must be updated) and convert it into an ``Observation``."""
     cam.take_picture()
@@ -128,4 +129,5 @@ def capture(
         stamp=stamp_s,
         seg=seg,
         seg_names=dict(seg_names),
+        seg_points=dict(seg_points or {}) if with_seg else {},
     )

@@ -279,13 +279,23 @@ class SimWorld:
             raise KeyError(f"no camera {camera!r}; this world has {self.camera_names}")
         self.scene.update_render()
         names = {o.seg_id: name for name, o in self.objects.items()}
-        return capture(self._cameras[camera], camera, self.sim_time_s, names)
+        return capture(self._cameras[camera], camera, self.sim_time_s, names, seg_points=self.object_points())
 
     def render_all(self) -> dict[str, Observation]:
         """Every camera's observation, rendered from one scene update."""
         self.scene.update_render()
         names = {o.seg_id: name for name, o in self.objects.items()}
-        return {n: capture(c, n, self.sim_time_s, names) for n, c in self._cameras.items()}
+        points = self.object_points()
+        return {n: capture(c, n, self.sim_time_s, names, seg_points=points) for n, c in self._cameras.items()}
+
+    def object_points(self) -> dict[str, dict[str, tuple[float, ...]]]:
+        """Every object's named points in the world frame now, ``[x, y, z, qw, qx, qy, qz]`` (simulator truth)."""
+        out: dict[str, dict[str, tuple[float, ...]]] = {}
+        for name, o in self.objects.items():
+            info = o.info()
+            out[name] = {k: tuple(float(v) for v in (*p.position_m, *p.quat_wxyz)) for k, p in info.points.items()}
+            out[name]["origin"] = tuple(float(v) for v in (*info.pose.position_m, *info.pose.quat_wxyz))
+        return out
 
     @property
     def injected_faults(self) -> list[dict[str, Any]]:

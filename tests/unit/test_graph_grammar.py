@@ -106,7 +106,8 @@ def test_refusals_say_why(text: str, why: str) -> None:
 @pytest.mark.parametrize(("text", "expected"), [
     ("There are three blocks on the table, the color of the blocks is red, green and blue, move the blocks to the "
      "center of the table, and stack the blue block on the green block, and the green block on the red block.",
-     [("stack", "green_block", "on", "red_block"), ("stack", "blue_block", "on", "green_block")]),
+     [("place", "red_block", "center", None), ("stack", "green_block", "on", "red_block"),
+      ("stack", "blue_block", "on", "green_block")]),
     ("Place the red block, green block, and blue block in the order of red, green, and blue from left to right, "
      "placing in a row.",
      [("move", f"{c}_block", "slot", None) for c in ("red", "green", "blue")]),

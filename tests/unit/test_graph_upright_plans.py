@@ -85,21 +85,34 @@ def test_a_standing_bar_is_picked_up_with_upright_actor_too_a_cube_with_grasp_ac
     assert _calls(plan)[0] == ("grasp_actor", "right")
 
 
-def test_a_handover_of_a_tall_bar_needs_no_extra_lift_after_upright_actor() -> None:
-    assert _calls(_think(_handover(), _bar(-0.18, -0.02))) == [
-        ("upright_actor", "left"), ("place_actor", "left"), ("back_to_origin", "left"), ("upright_actor", "right")]
+def test_a_handover_of_a_tall_bar_is_made_in_mid_air() -> None:
+    plan = _think(_handover(), _bar(-0.18, -0.02))
+    assert _calls(plan) == [("grasp_actor", "left"), ("place_actor", "left"), ("grasp_actor", "right"),
+                            ("open_gripper", "left"), ("back_to_origin", "left"), ("move_by_displacement", "right")]
+    held_up = plan.calls[1]
+    assert held_up.args["is_open"] is False and held_up.target_pose is not None
+    assert held_up.target_pose[2] > TABLE_Z + 0.05, "the giver holds the bar up off the table for the receiver"
+    assert all(c.skill != "place_actor" or c.args.get("is_open") is False for c in plan.calls)
 
 
-def test_a_bar_already_at_the_hand_over_spot_is_taken_directly_by_the_receiver() -> None:
-    plan = _think(_handover(), _bar(0.0, -0.07), attempt=1)
-    assert _calls(plan) == [("upright_actor", "right")] and "hand-over spot" in plan.rationale
+def test_a_failed_take_in_mid_air_is_tried_again_from_another_pose_with_the_bar_still_held() -> None:
+    first = _think(_handover(), _bar(-0.18, -0.02))
+    feedback = "grasp_actor failed: no reachable grasp of red_block for the right arm"
+    failed = FailedStep(kind=FailureKind.UNREACHABLE, skill="grasp_actor", arm="right")
+    bar = _bar(-0.18, -0.02)
+    ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
+    ctx.gripper_holding = lambda arm: arm == "left"  # the giver kept the bar
+    again = RulesThinker().think(_handover(), {"red_block": bar, "blue_pad": _pad()},
+                                 SceneMemory(objects=[bar, _pad()], initial=[bar, _pad()]), 1, feedback, ctx,
+                                 CallLog(), failed=failed)
+    assert _calls(again)[0] == ("place_actor", "left"), "no new grasp: the left arm still holds the bar"
+    assert again.calls[0].target_pose != first.calls[1].target_pose, "another hand-over pose first"
 
 
-def test_after_the_giver_found_no_grasp_the_receiver_takes_the_bar_directly() -> None:
-    feedback = "upright_actor failed: no reachable grasp of red_block for the left arm: top_end: ..."
-    failed = FailedStep(kind=FailureKind.UNREACHABLE, skill="upright_actor", arm="left")
-    assert _calls(_think(_handover(), _bar(-0.02, -0.16, LYING), attempt=1, feedback=feedback, failed=failed)) == [
-        ("upright_actor", "right")]
+def test_a_toppled_bar_is_stood_up_by_the_giver_before_the_handover() -> None:
+    plan = _think(_handover(), _bar(-0.12, -0.05, LYING))
+    assert _calls(plan)[0] == ("upright_actor", "left")
+    assert ("grasp_actor", "right") in _calls(plan)
 
 
 def test_a_named_placing_arm_gets_the_bar_relayed_to_it_and_tries_itself_when_the_relay_cannot_start() -> None:

@@ -33,6 +33,10 @@ HELD_MATCH_RADIUS_M = 0.08
 ON_OBJECT_M = 0.01
 """A perceived centre this close to an object's box lies on that object."""
 GRASP_SKILLS = ("grasp_actor", "upright_actor")
+#: failures after which a call's alternatives are tried: its motion could not be planned, nothing moved
+RETRY_KINDS = (FailureKind.NO_PLAN, FailureKind.UNREACHABLE, FailureKind.REFUSED_BY_GUARD)
+#: failures after which an arm holding an object keeps it (the object is still in hand, only a motion was refused)
+KEEP_HOLD_KINDS = (*RETRY_KINDS, FailureKind.WRONG_ARM)
 
 
 def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) -> tuple[str | None, str]:
@@ -142,25 +146,36 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     for call in plan.calls:
         name = names.get(call.object) if call.object else None
         used_arms.add(call.arm)
-        try:
-            result = _call_skill(ctx, call, name)
-        except Exception as e:  # a driver fault must become a reported failure, not a crash
-            log.warning("skill %s raised: %s", call.skill, e)
-            result = SkillResult.failure(f"{call.skill} raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
-        args = {"object": name, "target_pose": call.target_pose, **call.args}
-        kind = None if result.ok else (result.kind or FailureKind.OTHER)
-        records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message,
-                                     kind=kind))
-        ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message,
-                 **({"failure_kind": str(kind)} if kind is not None else {}))
+        tries = [call] + [call.variant(v) for v in call.alternatives]
+        for n, attempt in enumerate(tries):
+            kind, result = _run_call(ctx, attempt, name, records)
+            if kind is None or kind not in RETRY_KINDS or n == len(tries) - 1:
+                break
         if kind is not None:
             if kind == FailureKind.REFUSED_BY_GUARD:
                 ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=result.message)
-            _recover(ctx, used_arms, records)
+            _recover(ctx, used_arms, records, kind)
             return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
                                                 commands=records, failed_stage=blame_for(kind),
                                                 failed_step=FailedStep(kind=kind, skill=call.skill, arm=call.arm))}
     return {"actor_report": ActorReport(ok=True, message="all skills succeeded", commands=records)}
+
+
+def _run_call(ctx: GraphContext, call: SkillCall, name: str | None,
+              records: list[CommandRecord]) -> tuple[FailureKind | None, SkillResult]:
+    """Run one call, record it and emit its event; (the failure's kind or None, the result)."""
+    try:
+        result = _call_skill(ctx, call, name)
+    except Exception as e:  # a driver fault must become a reported failure, not a crash
+        log.warning("skill %s raised: %s", call.skill, e)
+        result = SkillResult.failure(f"{call.skill} raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
+    args = {"object": name, "target_pose": call.target_pose, **call.args}
+    kind = None if result.ok else (result.kind or FailureKind.OTHER)
+    records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message,
+                                 kind=kind))
+    ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message,
+             **({"failure_kind": str(kind)} if kind is not None else {}))
+    return kind, result
 
 
 def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
@@ -180,13 +195,27 @@ def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
         ctx.emit("actor_command", arm=arm, skill="back_to_origin", args={"park": True}, ok=r.ok, message=r.message)
 
 
-def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord]) -> None:
-    """After a failure: open the grippers used and send those arms home, so a retry starts from a known state."""
+def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord], kind: FailureKind | None = None) -> None:
+    """After a failure: open the grippers used and send those arms home, so a retry starts from a known state.
+
+    After a refused motion (``KEEP_HOLD_KINDS``) an arm that holds an object keeps it and goes home with it: the
+    retry starts from the object in hand instead of wherever it would fall."""
     for arm in sorted(arms):
-        for skill in ("open_gripper", "back_to_origin"):
+        keep = kind in KEEP_HOLD_KINDS and _holds(ctx, arm)
+        for skill in ("back_to_origin",) if keep else ("open_gripper", "back_to_origin"):
             try:
                 r = ctx.skills.open_gripper(arm) if skill == "open_gripper" else ctx.skills.back_to_origin(arm)  # type: ignore[arg-type]
             except Exception as e:
                 r = SkillResult.failure(f"{type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
             records.append(CommandRecord(skill=skill, arm=arm, args={"recovery": True}, ok=r.ok, message=r.message))
             ctx.emit("actor_command", arm=arm, skill=skill, args={"recovery": True}, ok=r.ok, message=r.message)
+
+
+def _holds(ctx: GraphContext, arm: str) -> bool:
+    if ctx.gripper_holding is None:
+        return False
+    try:
+        return bool(ctx.gripper_holding(arm))  # type: ignore[arg-type]
+    except Exception as e:  # a sensor fault: assume empty, the gripper is opened as before
+        log.warning("gripper sensor of the %s arm failed: %s", arm, e)
+        return False

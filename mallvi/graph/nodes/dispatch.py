@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.graph.agent_errors import RefusalError
-from mallvi.graph.binding import bind_plan, complete_plan
+from mallvi.graph.binding import bind_plan, prepare_plan
 from mallvi.graph.context import GraphContext
 from mallvi.graph.state import GraphState
 
@@ -21,9 +21,10 @@ def dispatch(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
     started = bool(state["completed"]) or bool(state["attempts"])
     previous = state["bindings"] or None
     try:
-        bindings = bind_plan(plan, scene, previous if started else None)
-        if not started:
-            plan = complete_plan(plan, scene, bindings)
+        if started:
+            bindings = bind_plan(plan, scene, previous)
+        else:
+            plan, bindings = prepare_plan(plan, scene)
     except RefusalError as e:
         if not started:
             return {"refusal": str(e), "status": "refused"}

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
 from langgraph.runtime import Runtime
 
+from mallvi.contracts.observation import Observation
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.common import attempt_of, current_subtask
 from mallvi.graph.scene_memory import is_remembered
-from mallvi.graph.schemas import StageError
+from mallvi.graph.schemas import Detection2D, SceneMemory, StageError
 from mallvi.graph.state import GraphState
+from mallvi.perception.projection import project
 
 
 def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
@@ -26,7 +30,7 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
     for oid in state["focus"]:
         o = scene.get(oid)
         queries[oid] = " ".join(w for w in ((o.color if o else None), (o.label if o else oid)) if w)
-    candidates = ctx.perception.detect(obs, queries)
+    candidates = nearest_first(ctx.perception.detect(obs, queries), scene, obs)
     try:
         chosen = ctx.backends.grounder.choose(current_subtask(state), state["focus"], scene, candidates,
                                               attempt_of(state), log)
@@ -41,7 +45,7 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
             break
         obs_view = view()
         image_ids.append(ctx.artifacts.put(f"grounder_{name}", obs_view.rgb, node="grounder"))
-        found = ctx.perception.detect(obs_view, {oid: queries[oid] for oid in missing})
+        found = nearest_first(ctx.perception.detect(obs_view, {oid: queries[oid] for oid in missing}), scene, obs_view)
         try:
             more = ctx.backends.grounder.choose(current_subtask(state), missing, scene, found, attempt_of(state), log)
         except AgentError:
@@ -53,3 +57,23 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
         update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}",
                                              lost=True)
     return update
+
+
+def nearest_first(candidates: dict[str, list[Detection2D]], scene: SceneMemory,
+                  obs: Observation) -> dict[str, list[Detection2D]]:
+    """Each object's candidates with the one nearest where the scene memory saw it first (in the image): alike
+    objects (two cans, three bottles) answer the same query, and the memory tells them apart."""
+    out: dict[str, list[Detection2D]] = {}
+    for oid, cands in candidates.items():
+        known = scene.get(oid)
+        if known is None or len(cands) < 2:
+            out[oid] = cands
+            continue
+        uv, z = project(np.array([known.position_m], dtype=float), obs.K, obs.T_world_cam)
+        if float(z[0]) <= 0:
+            out[oid] = cands
+            continue
+        u, v = float(uv[0, 0]), float(uv[0, 1])
+        out[oid] = sorted(cands, key=lambda d: math.dist(((d.box_xyxy[0] + d.box_xyxy[2]) / 2,
+                                                          (d.box_xyxy[1] + d.box_xyxy[3]) / 2), (u, v)))
+    return out

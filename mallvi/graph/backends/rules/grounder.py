@@ -1,4 +1,5 @@
-"""Rules Grounder: per object the best-scoring candidate of a fresh detection pass."""
+"""Rules Grounder: per object the best-scoring candidate of a fresh detection pass (of equal scores, the first:
+the node lists them nearest where the scene memory saw the object first)."""
 
 from __future__ import annotations
 

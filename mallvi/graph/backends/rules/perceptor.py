@@ -1,4 +1,5 @@
-"""Rules Perceptor: the subtask's own objects, in the order object, target, rest of an arrangement."""
+"""Rules Perceptor: the subtask's own objects, in the order object, target, rest of an arrangement; then what
+the scene memory saw resting on the object or its target (it may have to be moved off first)."""
 
 from __future__ import annotations
 
@@ -19,4 +20,8 @@ class RulesPerceptor:
                 raise AgentError(f"{ref.phrase!r} is not bound to a scene object")
             if bindings[ref.key()] not in ids:
                 ids.append(bindings[ref.key()])
+        own = ids[:2]
+        for rel in scene.relations:
+            if rel.relation == "on" and rel.args[1] in own and rel.args[0] not in ids and scene.get(rel.args[0]):
+                ids.append(rel.args[0])
         return ids

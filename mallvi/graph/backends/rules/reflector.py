@@ -15,9 +15,9 @@ import math
 
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.backend_protocols import CallLog
-from mallvi.graph.goals import Box, evaluate
+from mallvi.graph.goals import Box, PredicateResult, evaluate, relation_holds
 from mallvi.graph.ports import AgentContext
-from mallvi.graph.refs import ResolutionError, candidates_of, refs_of, resolve
+from mallvi.graph.refs import ResolutionError, candidates_of, canonical_label, refs_of, resolve
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
@@ -38,6 +38,7 @@ class RulesReflector:
                 if _finds(subtask, other_view):
                     fresh = other_view
                     break
+        fresh = align_ids(fresh, before, subtask, _place_target(report))
         cands = candidates_of(fresh)
         if not report.ok:
             blamed = report.failed_stage or "actor"
@@ -64,11 +65,15 @@ class RulesReflector:
                 boxes[ref.key()] = Box.of_scene(before[resolve(ref, before_cands, allow_color_only=True).name])
                 remembered.append(ref.key())
         held_state = {arm: _holding(ctx, arm, boxes.get(key)) for arm in ("left", "right")}
+        counted = _count_check(subtask, fresh, boxes, ctx.table_top_z) if _group_member(subtask) else None
+        if counted is not None and all(r.holds for r in counted):  # alike objects: their number there decides
+            return Verdict(verdict="success", explanation="; ".join(r.detail for r in counted))
         if key not in boxes and not any(held_state.values()):
             return Verdict(verdict="failure", failure_category="object_lost", blamed_agent="grounder",
                            explanation=f"{subtask.obj.phrase} is not visible after the action")
         results = evaluate(subtask.post, boxes, ctx.table_top_z,
                            held=lambda arm: key if held_state.get(arm) else None)
+        results = counted or results
         failed = [r for r in results if not r.holds]
         target = _place_target(report)
         if target is None and key in boxes and subtask.relation in ("slot", "at") and _moved_only(report):
@@ -98,6 +103,61 @@ class RulesReflector:
                            explanation=f"{subtask.obj.phrase} did not move: {text}")
         return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                        explanation=text)
+
+
+ALIGN_M = 0.15  # a fresh detection this close to where an object is expected is that object
+
+
+def _group_member(subtask: Subtask) -> bool:
+    """Whether the subtask puts one of several alike objects somewhere (``binding.expand_groups``)."""
+    return (subtask.obj.every and subtask.slot is not None and subtask.target is not None
+            and subtask.relation in ("in", "on"))
+
+
+def _count_check(subtask: Subtask, fresh: list[SceneObject], boxes: dict[str, Box],
+                 table_z: float) -> list[PredicateResult] | None:
+    """For the k-th of several alike objects put into (onto) one target: at least k of that kind are there now.
+    Alike objects cannot be told apart by a fresh look; their number in the target can."""
+    if subtask.target is None or subtask.target.key() not in boxes or subtask.slot is None:
+        return None
+    box = boxes[subtask.target.key()]
+    kind = (canonical_label(subtask.obj.label), subtask.obj.color)
+    alike = [o for o in fresh if (canonical_label(o.label), o.color if subtask.obj.color else kind[1]) == kind]
+    rel = subtask.relation or "in"
+    inside = [o.id for o in alike if relation_holds(rel, Box.of_scene(o), box, table_z)[0]]
+    want = subtask.slot + 1
+    holds = len(inside) >= want
+    return [PredicateResult(predicate=f"{rel}({subtask.obj.label} x{want}, {subtask.target.key()})", holds=holds,
+                            detail=f"{len(inside)} of the {len(alike)} {subtask.obj.label}s seen are {rel} "
+                                   f"{box.name} ({', '.join(inside) or 'none'}); {want} should be")]
+
+
+def align_ids(fresh: list[SceneObject], before: dict[str, SceneObject], subtask: Subtask,
+              placed_at: tuple[float, float, float] | None) -> list[SceneObject]:
+    """The fresh scan with its objects named as the localised ones they are: alike objects (three bottles, two
+    cans) get their ids by position, the subtask's object by where it was put (``placed_at``), the others by where
+    they were. A fresh object that matches none keeps its id (unless another took it)."""
+    def kind(o: SceneObject) -> tuple[str, str | None]:
+        return (canonical_label(o.label), o.color)
+
+    moved = subtask.obj.instance
+    free = list(range(len(fresh)))
+    names: dict[int, str] = {}
+    for oid, old in sorted(before.items(), key=lambda kv: kv[0] != moved):
+        expected = placed_at if oid == moved and placed_at is not None else old.position_m
+        same = [i for i in free if kind(fresh[i]) == kind(old)]
+        if not same:
+            continue
+        best = min(same, key=lambda i: math.dist(fresh[i].position_m, expected))
+        if len(same) == 1 or math.dist(fresh[best].position_m, expected) < ALIGN_M:
+            names[best] = oid
+            free.remove(best)
+    taken = set(names.values())
+    out = []
+    for i, o in enumerate(fresh):
+        new_id = names.get(i) or (o.id if o.id not in taken else f"{o.id}_seen{i}")
+        out.append(o if new_id == o.id else o.model_copy(update={"id": new_id}))
+    return out
 
 
 def _finds(subtask: Subtask, fresh: list[SceneObject]) -> bool:

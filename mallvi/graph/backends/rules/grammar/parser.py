@@ -26,8 +26,19 @@ from mallvi.graph.backends.rules.grammar.checks import (
     check_positional_refs,
 )
 from mallvi.graph.backends.rules.grammar.clauses import CONJUNCT, normalise, split_clauses
+from mallvi.graph.backends.rules.grammar.collective import group_refs, stated_counts, with_counts
+from mallvi.graph.backends.rules.grammar.cross import cross_order, cross_subtasks
+from mallvi.graph.backends.rules.grammar.manipulations import (
+    lift_height,
+    parse_away,
+    parse_centre,
+    parse_hang,
+    parse_lift,
+    parse_turn,
+)
 from mallvi.graph.backends.rules.grammar.orders import positional_order
 from mallvi.graph.backends.rules.grammar.phrasing import refuse_unsupported
+from mallvi.graph.backends.rules.grammar.steps import base_to_centre, merge_steps
 from mallvi.graph.backends.rules.grammar.vocab import (
     ARRANGE_VERBS,
     COLOURS,
@@ -48,7 +59,7 @@ from mallvi.graph.refs import refs_of
 from mallvi.graph.schemas import Action, ArmHint, ObjectRef, PlaceRelation, Plan, Predicate, SizeWord, Subtask
 
 _ARM_RE = re.compile(
-    r"\b(?:using|with|use|by)\s+(?:only\s+)?(?:the\s+|your\s+|its\s+)?(left|right|one|both|two|either|dual)?\s*"
+    r"\b(?:using|with|use|by)\s+(?:only\s+)?(?:the\s+|your\s+|its\s+)?(left|right|one|both|two|either|dual|other)?\s*"
     r"(?:arm|arms|hand|hands|gripper|grippers)\b(?:\s+only\b)?(?:\s+to\b)?"
 )
 
@@ -147,8 +158,14 @@ def _parse_tower(clause: str, ctx: Ctx) -> list[Subtask]:
                                     + _SIZE_DIRECTION[1], clause))
         if re.search(r"\btop to (?:the )?bottom\b", clause):
             small_base = not small_base
-        sizes: list[SizeWord] = ["smallest", "medium", "largest"] if small_base else ["largest", "medium", "smallest"]
-        refs = [ObjectRef(phrase=f"the {s} block", size=s, label="block") for s in sizes]
+        n = ctx.count or 3
+        if n > 3:  # "four blocks ... from largest to smallest": ranks instead of three size words
+            ranks = list(range(n, 0, -1)) if small_base else list(range(1, n + 1))
+            refs = [ObjectRef(phrase=f"the block ranked {k} by size", rank=k, label="block") for k in ranks]
+        else:
+            sizes: list[SizeWord] = (["smallest", "medium", "largest"] if small_base
+                                     else ["largest", "medium", "smallest"])
+            refs = [ObjectRef(phrase=f"the {s} block", size=s, label="block") for s in sizes]
     return [_place_subtask(clause, upper, "on", lower, ctx.arm, "stack") for lower, upper in pairwise(refs)]
 
 
@@ -174,6 +191,11 @@ def _parse_handover(clause: str, verb_end: int, ctx: Ctx) -> Subtask:
 
 
 def _parse_clause(clause: str, ctx: Ctx) -> list[Subtask]:
+    clause, height_m = lift_height(clause)
+    for special in (parse_hang, parse_turn, parse_away):
+        made = special(clause, ctx)
+        if made is not None:
+            return made
     if re.search(r"\b(?:build|make|create)\b.*\b(?:tower|stack|pile)\b|\btower\b", clause) or (
             find_verb(clause, STACK_VERBS) and any(re.search(d, clause) for d in _SIZE_DIRECTION)):
         _refuse_two_directions(clause)
@@ -194,6 +216,17 @@ def _parse_clause(clause: str, ctx: Ctx) -> list[Subtask]:
     verb = stack_v or place_v or pick_v
     if verb is None:
         raise RefusalError(f"no manipulation verb understood in {clause!r}")
+    if pick_v and not (stack_v or place_v):
+        lifted = parse_lift(clause, pick_v.end(), height_m, ctx)
+        if lifted is not None:
+            return lifted
+    if place_v and not stack_v:
+        centred = parse_centre(clause, place_v.end(), ctx)
+        if centred is not None:
+            return centred
+    grouped = _parse_group(clause, ctx, stack_v, place_v, pick_v)
+    if grouped is not None:
+        return grouped
     rels = list(RELATION_RE.finditer(clause))
     mem = _PREV_RE.search(clause, verb.end())
     if mem and (stack_v or place_v):
@@ -228,10 +261,44 @@ def _parse_clause(clause: str, ctx: Ctx) -> list[Subtask]:
     raise RefusalError(f"cannot tell where to put the object in {clause!r}")
 
 
-_ARM_WORDS: dict[str, ArmHint] = {"left": "left", "right": "right", "both": "both", "two": "both", "dual": "both"}
+def _parse_group(clause: str, ctx: Ctx, stack_v: re.Match[str] | None, place_v: re.Match[str] | None,
+                 pick_v: re.Match[str] | None) -> list[Subtask] | None:
+    """Clauses about a group: "pick the hamburg and frenchfries", "put them onto the tray", "put the bottles into
+    the dustbin", "stack the blocks", "stack the three bowls on top of each other"; None for one object."""
+    verb = stack_v or place_v or pick_v
+    assert verb is not None
+    rel = next((r for r in RELATION_RE.finditer(clause) if r.start() > verb.end()), None)
+    each_other = re.search(r"\b(?:on top of|onto|on) each other\b", clause)
+    stop = each_other or rel
+    obj_text = clause[verb.end(): stop.start() if stop is not None else len(clause)]
+    refs = group_refs(obj_text, ctx)
+    if refs is None:
+        return None
+    refs = [with_counts(r, ctx.counts) for r in refs]
+    ctx.group = refs
+    ctx.last = refs[-1]
+    if stack_v and (each_other or rel is None):  # "stack the blocks": one on the other, in an order the scene gives
+        if not any(r.every for r in refs) and len(refs) < 2:
+            raise RefusalError(f"stacking needs at least two objects: {clause!r}")
+        if len(refs) == 1:
+            return [Subtask(text=clause, action="stack", obj=refs[0], relation="on", arm_hint=ctx.arm)]
+        return [_place_subtask(clause, up, "on", low, ctx.arm, "stack") for low, up in pairwise(refs)]
+    if rel is None:
+        if pick_v and not (stack_v or place_v):
+            return [Subtask(text=clause, action="pick", obj=r, arm_hint=ctx.arm,
+                            post=[Predicate(relation="lifted", args=[r.key()])]) for r in refs]
+        raise RefusalError(f"cannot tell where to put the objects in {clause!r}")
+    target = one_ref(clause[rel.end():], Ctx(), "target", clause)
+    target = with_counts(target, ctx.counts)
+    action = "stack" if stack_v else "place"
+    return [_place_subtask(clause, r, REL_MAP[rel.group(1)], target, ctx.arm, action) for r in refs]
 
 
-_LOCAL_ARM = re.compile(r"\barm(left|right)\b")
+_ARM_WORDS: dict[str, ArmHint] = {"left": "left", "right": "right", "both": "both", "two": "both", "dual": "both",
+                                  "other": "other", "one": "one"}
+
+
+_LOCAL_ARM = re.compile(r"\barm(left|right|one|other|both)\b")
 
 
 def _arm_clause(text: str) -> tuple[str, ArmHint | None]:
@@ -246,11 +313,11 @@ def _arm_clause(text: str) -> tuple[str, ArmHint | None]:
     arm: ArmHint | None = None
     for m in reversed(ms):
         hint = _ARM_WORDS.get(m.group(1) or "both", "one")
-        if m in whole or (len(ms) == 1 and hint not in ("left", "right")):
+        if m in whole or (len(ms) == 1 and hint not in ("left", "right", "other")):
             arm = hint
             marker = " "
         else:
-            marker = f" arm{hint} " if hint in ("left", "right") else " "
+            marker = f" arm{hint} "
         text = text[: m.start()] + marker + text[m.end():]
     return re.sub(r"\s+", " ", text).strip(" ,"), arm
 
@@ -278,21 +345,14 @@ def _parse_all(text: str, ctx: Ctx) -> tuple[list[Subtask], list[Predicate]]:
     for raw in split_clauses(text):
         clause = raw.lstrip(CONJUNCT)
         local = _LOCAL_ARM.search(clause)
-        arm_before = ctx.arm
-        if local:
+        if local:  # "use the right arm to pick the mug and hang it": the arm holds on until another is named
             clause = re.sub(r"\s+", " ", _LOCAL_ARM.sub(" ", clause)).strip(" ,")
             ctx.arm = local.group(1)  # type: ignore[assignment]
         new = _parse_clause(clause, ctx)
         check_all_named_used(clause, new, COLOURS, SIZE_WORDS)
         check_positional_refs(clause, new)
-        if local and ctx.arm == local.group(1):
-            ctx.arm = arm_before
         if raw.startswith(CONJUNCT) and subtasks:
             extra_goal.extend(subtasks[-1].post)
-        if subtasks and new and subtasks[-1].action == "pick" and new[0].obj.key() == subtasks[-1].obj.key():
-            picked = subtasks.pop()  # "pick up X and put it on Y" is one place subtask
-            if new[0].arm_hint is None and picked.arm_hint is not None:
-                new[0] = new[0].model_copy(update={"arm_hint": picked.arm_hint})
         subtasks.extend(new)
         if new:
             ctx.last = new[-1].obj
@@ -342,13 +402,20 @@ def _rank_among(subtasks: list[Subtask], instruction: str) -> list[Subtask]:
 
 def parse_instruction(instruction: str) -> Plan:
     """Turn an instruction into a plan; raises RefusalError with a readable reason when it cannot."""
-    text = normalise(instruction)
+    at_centre = bool(_AT_CENTRE_RE.search(instruction.lower()))
+    lowered, counts = stated_counts(re.sub(r"[()]", " ", instruction.lower()))
+    text = normalise(lowered)
     if not text:
         raise RefusalError("the instruction is empty")
     text, excluded = refuse_unsupported(text)
     text, arm_for = _arms_per_object(text)
     text, arm = _arm_clause(text)
-    ctx = Ctx(arm=arm if arm in ("left", "right") else None)
+    ctx = Ctx(arm=arm if arm in ("left", "right") else None, mode=arm, counts=counts,
+              count=stated_count(instruction))
+    cross = cross_order(text)
+    if cross is not None:
+        subtasks = cross_subtasks(text, cross, ctx.arm)
+        return _finish(instruction, subtasks, [], arm, arm_for, excluded, at_centre, counts)
     order = positional_order(_LOCAL_ARM.sub(" ", text))
     if order is not None:
         local = _LOCAL_ARM.search(text)
@@ -357,8 +424,24 @@ def parse_instruction(instruction: str) -> Plan:
         extra_goal: list[Predicate] = []
     else:
         subtasks, extra_goal = _parse_all(text, ctx)
+    return _finish(instruction, subtasks, extra_goal, arm, arm_for, excluded, at_centre, counts)
+
+
+_AT_CENTRE_RE = re.compile(r"\bmove (?:all )?(?:the )?(?:blocks|cubes|objects|them) to the (?:center|centre|middle) "
+                           r"of the table\b")
+
+
+def _finish(instruction: str, subtasks: list[Subtask], extra_goal: list[Predicate], arm: ArmHint | None,
+            arm_for: list[tuple[ObjectRef, ArmHint]], excluded: str | None, at_centre: bool,
+            counts: dict[str, int]) -> Plan:
+    """Arms per object, ranks, ordering, the goal and the plan-wide checks."""
     if not subtasks:
         raise RefusalError(f"nothing to do in {instruction!r}")
+    subtasks = [s.model_copy(update={"obj": with_counts(s.obj, counts),
+                                     "target": with_counts(s.target, counts) if s.target else None})
+                for s in merge_steps(subtasks)]
+    if at_centre:
+        subtasks = base_to_centre(subtasks)
     for ref, hint in arm_for:
         def named(s: Subtask, ref: ObjectRef = ref) -> bool:
             return (s.obj.color, s.obj.size) == (ref.color, ref.size)
@@ -374,5 +457,5 @@ def parse_instruction(instruction: str) -> Plan:
     check_consistency(subtasks, goal + [p for p in extra_goal if p not in goal])
     check_physical(subtasks, goal)
     check_excluded(excluded, subtasks, COLOURS)
-    return Plan(subtasks=subtasks, goal=goal, arm_mode=arm)
+    return Plan(subtasks=subtasks, goal=goal, arm_mode=arm if arm in ("left", "right", "both", "one") else None)
 

@@ -122,6 +122,8 @@ def rephrase(text: str) -> str:
     text = _SO_THAT.sub(r"\1 ", text)
     text = _GOES.sub(r"\1put \2 ", text)
     text = re.sub(r"\bline (.+?) up\b", r"line up \1", text)
+    text = re.sub(r"\bpick (?:up )?and (place|put|move)\b", r"\1", text)  # "pick and place the cans into ..."
+    text = re.sub(r"\bhandover\b", "hand over", text)
     text = re.sub(r"\b(?:close|near) to\b", "next to", text)
     text = re.sub(r"(?<!\bnext )\b(?:over )?to (the (?:\w+ )?(?:pad|mat|plate|tray))\b", r"onto \1", text)
     text = re.sub(r"(?<!\bnext )\b(?:over )?to (the (?:\w+ )?(?:bowl|basket|bin|dustbin))\b", r"into \1", text)

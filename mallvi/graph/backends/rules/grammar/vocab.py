@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mallvi.graph.agent_errors import RefusalError
 from mallvi.graph.refs import LABEL_SYNONYMS
@@ -22,6 +22,12 @@ SIZE_WORDS: dict[str, SizeWord] = {
 PICK_VERBS = ("pick up", "pick", "grab", "grasp", "take", "lift", "raise", "hold", "get")
 
 
+HANG_VERBS = ("hang",)
+
+
+TURN_VERBS = ("rotate", "turn", "spin")
+
+
 PLACE_VERBS = ("put", "place", "move", "set", "drop", "lay", "position", "bring", "transfer", "carry", "relocate",
                "shift", "slide", "lower")
 
@@ -35,7 +41,8 @@ ARRANGE_VERBS = ("arrange", "rank", "sort", "order", "line up", "align", "organi
 HANDOVER_VERBS = ("hand over", "handover", "hand off", "pass", "give", "hand", "transfer")
 
 
-ALL_VERBS = PICK_VERBS + PLACE_VERBS + STACK_VERBS + ARRANGE_VERBS + HANDOVER_VERBS + ("build", "make", "use")
+ALL_VERBS = (PICK_VERBS + PLACE_VERBS + STACK_VERBS + ARRANGE_VERBS + HANDOVER_VERBS + HANG_VERBS + TURN_VERBS
+             + ("build", "make", "use"))
 
 
 # longest first: "on top of" before "on"
@@ -59,6 +66,10 @@ REL_MAP = dict(RELATIONS)
 class Ctx:
     last: ObjectRef | None = None
     arm: ArmHint | None = None
+    group: list[ObjectRef] = field(default_factory=list)  # the last group of objects named together
+    mode: ArmHint | None = None  # the arms the whole instruction names ("use both arms", "use one arm")
+    counts: dict[str, int] = field(default_factory=dict)  # label -> how many the instruction says there are
+    count: int | None = None  # how many blocks the instruction says there are ("there are four blocks")
 
 
 def noun_phrases(fragment: str, ctx: Ctx) -> list[ObjectRef]:
@@ -82,6 +93,8 @@ def noun_phrases(fragment: str, ctx: Ctx) -> list[ObjectRef]:
     if colours or sizes or labels:
         return [ObjectRef(phrase=phrase, color=colours[0] if colours else None,
                           size=sizes[0] if sizes else None, label=label)]
+    if any(w in ("object", "thing", "item") for w in words):  # "the object": the one the scene leaves unnamed
+        return [ObjectRef(phrase=phrase, label="object")]
     return []
 
 
@@ -89,7 +102,7 @@ def noun_phrases(fragment: str, ctx: Ctx) -> list[ObjectRef]:
 _PHRASE_WORDS = frozenset((
     "the", "a", "an", "this", "that", "these", "those", "your", "its", "my", "our", "it", "them", "one", "ones",
     "please", "now", "then", "also", "too", "again", "down", "up", "over", "back", "here", "just", "as", "well",
-    "sized", "size", "coloured", "colored", "kind", "so", "thanks",
+    "sized", "size", "coloured", "colored", "kind", "so", "thanks", "target",
 ))
 
 

@@ -23,6 +23,9 @@ from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError
 from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.features import floor_z, is_container
+from mallvi.graph.backends.rules.thinker.goal_dispatch import goal_plan
+from mallvi.graph.backends.rules.thinker.goal_plans import aside_spot, centre_target, cross_slot, drop_point, tops_of
 from mallvi.graph.backends.rules.thinker.pull import pulls
 from mallvi.graph.backends.rules.thinker.regrasp import regrasps
 from mallvi.graph.backends.rules.thinker.strategies import low_approach, nudges, steered
@@ -35,6 +38,7 @@ from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory,
 if TYPE_CHECKING:
     from mallvi.graph.ports import AgentContext
 
+GOAL_VARIANTS = 8  # a goal planner's variants tried before a subtask has no strategy left
 SIDE_GAP_M = 0.10
 SLOT_PITCH_M = 0.09
 ROW_Y_CHOICES_M = (-0.10, -0.03, -0.16, 0.0)
@@ -182,7 +186,11 @@ class RulesThinker:
         failures: Sequence[FailedAttempt] = (),
     ) -> ActionPlan:
         """The usual plan; when it would repeat a failed attempt unchanged, the first alternative that does not
-        (``alternatives``); when none is left, ``NoStrategyLeftError``."""
+        (``alternatives``); when none is left, ``NoStrategyLeftError``. A goal planner's subtask (``goal_plan``)
+        takes its own variants in turn instead."""
+        goal = self._goal_variants(subtask, localized, scene, attempt, ctx, failed, failures)
+        if goal is not None:
+            return goal
         try:
             plan: ActionPlan | None = self._usual(subtask, localized, scene, attempt, feedback, ctx, failed)
         except AgentError:
@@ -190,6 +198,9 @@ class RulesThinker:
                 raise
             plan = None
         obj = _find(localized, subtask.obj)
+        if plan is not None and obj is not None:
+            plan = clear_first(plan, subtask, obj, _find(localized, subtask.target, exclude=obj.id)
+                               if subtask.target else None, localized, scene, ctx.table_top_z)
         if plan is not None and (not failures or repeats(plan.calls, localized, failures) is None):
             back = steered(plan, obj, failures, localized, scene, ctx.table_top_z, ctx.reach)
             return plan if repeats(back.calls, localized, failures) is not None else back
@@ -201,6 +212,24 @@ class RulesThinker:
         x, y = obj.position_m[0], obj.position_m[1]
         raise NoStrategyLeftError(f"no different strategy remains for {obj.id} at ({x:.2f}, {y:.2f}); "
                              f"failed: {summary(failures)}")
+
+    def _goal_variants(self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+                       ctx: AgentContext, failed: FailedStep | None,
+                       failures: Sequence[FailedAttempt]) -> ActionPlan | None:
+        """For a subtask a goal planner handles: its plan at ``attempt``, else the next variants in turn that do
+        not repeat a failed attempt; ``NoStrategyLeftError`` when every variant has failed. None for the others."""
+        obj = _find(localized, subtask.obj)
+        if obj is None:
+            return None
+        target = _find(localized, subtask.target, exclude=obj.id) if subtask.target else None
+        for k in range(GOAL_VARIANTS):
+            plan = goal_plan(subtask, obj, localized, scene, ctx, attempt + k, failed)
+            if plan is None:
+                return None
+            plan = clear_first(plan, subtask, obj, target, localized, scene, ctx.table_top_z)
+            if not failures or repeats(plan.calls, localized, failures) is None:
+                return plan
+        raise NoStrategyLeftError(f"no different way remains to {subtask.text!r}; failed: {summary(failures)}")
 
     def alternatives(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                      scene: SceneMemory, ctx: AgentContext) -> list[ActionPlan]:
@@ -255,9 +284,9 @@ class RulesThinker:
         if subtask.action == "pick":
             return ActionPlan(calls=_take(arm, obj.id, upright),
                               rationale=f"{note}grasp {obj.id} with the {arm} arm and lift it")
-        if subtask.action == "handover":
-            # The simulator's cube grasps are all top-down, so two grippers cannot hold a cube at once: the
-            # exchange goes through a spot in the middle of the table that both arms reach.
+        if subtask.action == "handover" and _relay_handover(failed):
+            # after a mid-air hand-over found no grasp: the exchange goes through a spot in the middle of the
+            # table that both arms reach
             recv = other(arm)
             ox, oy, oz = obj.position_m[0], obj.position_m[1], grasp_height_m(obj, table_z)
             mx, my = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
@@ -341,6 +370,11 @@ class RulesThinker:
     def _place_target(self, subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject],
                       scene: SceneMemory, table_z: float, attempt: int) -> tuple[float, float, float]:
         rel = subtask.relation
+        if rel == "slot" and subtask.layout == "cross":
+            x, y = cross_slot(subtask.slot or 0)
+            return (x, y, table_z)
+        if rel == "center":
+            return centre_target(obj, scene, localized, table_z)
         if rel == "slot":
             group = [_find(localized, r) for r in subtask.group]
             ids = [g.id for g in group if g is not None]
@@ -361,8 +395,17 @@ class RulesThinker:
         tx, ty, tz = tgt.position_m
         top_z = tz + tgt.size_m[2] / 2
         if rel == "on":
+            drop = drop_point(tgt, obj)
+            if drop is not None:  # a tray's halves: the one nearest the object
+                return (drop[0], drop[1], max(drop[2], top_z - 0.01) + 0.005)
+            fp1 = tgt.point("fp1")
+            if fp1 is not None and is_container(tgt) is False:
+                return (tx, ty, max(top_z, fp1[2]))
             return (tx, ty, top_z)
         if rel == "in":
+            if is_container(tgt):
+                inside = tgt.point("center") or (tx, ty, 0.0)  # the model's floor centre (a pan's, not its handle's)
+                return (inside[0], inside[1], floor_z(tgt) + 0.002)
             return (tx, ty, tz - tgt.size_m[2] / 2 + 0.01)
         gap = SIDE_GAP_M + 0.01 * attempt
         if rel == "left_of":
@@ -376,6 +419,31 @@ class RulesThinker:
         # next_to: on the side facing the object's current position
         sign = -1.0 if obj.position_m[0] < tx else 1.0
         return (tx + sign * gap, ty, table_z)
+
+
+def clear_first(plan: ActionPlan, subtask: Subtask, obj: SceneObject, target: SceneObject | None,
+                localized: dict[str, SceneObject], scene: SceneMemory, table_z: float) -> ActionPlan:
+    """The plan with what rests on the object (or on the target it is to be stacked on) moved aside first, by the
+    arm on that thing's side: a block under another cannot be taken, nor can one go onto a covered block."""
+    if subtask.action not in ("pick", "place", "stack", "move", "turn", "hang", "lift", "handover"):
+        return plan
+    blockers = [o for base in (obj, target) if base is not None and (base is obj or subtask.relation == "on")
+                for o in tops_of(base, scene, localized) if o.id in localized and o.id != obj.id]
+    if not blockers:
+        return plan
+    calls: list[SkillCall] = []
+    for b in blockers:
+        arm = side_of(b)
+        x, y = aside_spot(b, scene, localized)
+        calls += _grasp_place(arm, b.id, (x, y, table_z))
+    names = ", ".join(b.id for b in blockers)
+    return plan.model_copy(update={"calls": [*calls, *plan.calls],
+                                   "rationale": f"first {names} off it, out of the way; then {plan.rationale}"})
+
+
+def _relay_handover(failed: FailedStep | None) -> bool:
+    """Whether a hand-over goes through the table: after a mid-air hand-over whose grasp could not be made."""
+    return failed is not None and failed.skill == "grasp_actor" and failed.kind in REACH_KINDS
 
 
 def _posture_note(obj: SceneObject, scene: SceneMemory) -> str:

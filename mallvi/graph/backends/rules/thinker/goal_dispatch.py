@@ -1,0 +1,162 @@
+"""Which of the goal planners (``goal_plans.py``) a subtask needs, with its arms chosen and reach checked.
+
+None means the subtask is a plain pick, place or arrangement that the Thinker's usual planning handles.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.skills import FailureKind
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.rules.thinker import features as ft
+from mallvi.graph.backends.rules.thinker import goal_plans as gp
+from mallvi.graph.ports import AgentContext
+from mallvi.graph.posture import first_seen, lies_on_side
+from mallvi.graph.refs import ResolutionError, candidates_of, resolve
+from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+
+RELAY_XY_M = ((0.0, -0.10), (0.0, -0.04), (-0.04, -0.14), (0.04, -0.14))
+
+
+def _find(localized: dict[str, SceneObject], ref: ObjectRef | None, exclude: str) -> SceneObject | None:
+    if ref is None:
+        return None
+    try:
+        return localized[resolve(ref, candidates_of(list(localized.values())), exclude=[exclude],
+                                 allow_color_only=True).name]
+    except (ResolutionError, KeyError):
+        return None
+
+
+def _side(obj: SceneObject) -> str:
+    return "left" if obj.position_m[0] < 0 else "right"
+
+
+def _other(arm: str) -> str:
+    return "right" if arm == "left" else "left"
+
+
+def _holder(ctx: AgentContext) -> str | None:
+    if ctx.gripper_holding is None:
+        return None
+    for arm in ("left", "right"):
+        side: ArmSide = "left" if arm == "left" else "right"
+        if ctx.gripper_holding(side):
+            return arm
+    return None
+
+
+def _reaches(ctx: AgentContext, arm: str, xy: tuple[float, float], height_m: float = 0.0) -> bool:
+    side: ArmSide = "left" if arm == "left" else "right"
+    return ctx.reach[side].reaches(xy[0], xy[1], height_m) or ctx.reach[side].reaches(xy[0], xy[1], height_m, True)
+
+
+def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
+              ctx: AgentContext, attempt: int, failed: FailedStep | None) -> ActionPlan | None:
+    """The plan for a subtask that needs a goal planner, or None."""
+    held_by = _holder(ctx)
+    target = _find(localized, subtask.target, obj.id)
+    hint = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
+    table_z = ctx.table_top_z
+    if subtask.action == "handover":
+        giver = hint or (held_by if held_by is not None else _side(obj))
+        lying = lies_on_side(obj, first_seen(obj, scene.initial))
+        calls = gp.handover_calls(giver, _other(giver), obj, table_z, attempt, holding=held_by == giver, lying=lying)
+        return ActionPlan(calls=calls, strategy=f"mid-air handover {giver}->{_other(giver)} #{attempt}",
+                          rationale=f"the {giver} arm holds {obj.id} up in the middle; the {_other(giver)} arm takes "
+                                    "it there, away from the giver's grasp")
+    if subtask.action == "hang":
+        if target is None:
+            raise AgentError(f"no localised hook for {subtask.text!r}")
+        arm = hint or _side(target)
+        calls = gp.hang_calls(arm, obj, target, holding=held_by == arm, attempt=attempt)
+        return ActionPlan(calls=calls, strategy=f"hang {arm} #{attempt}",
+                          rationale=f"the {arm} arm threads {obj.id}'s handle onto {target.id}'s hook along its rod")
+    if subtask.action == "turn":
+        arm = hint or _side(obj)
+        where = (gp.centre_target(obj, scene, localized, table_z)[:2] if subtask.relation == "center"
+                 else obj.position_m[:2])
+        goal = gp.handle_yaw_goal(subtask, target)
+        calls = gp.turn_calls(arm, obj, (where[0], where[1]), table_z, goal, holding=held_by == arm, attempt=attempt)
+        return ActionPlan(calls=calls, strategy=f"turn {arm} #{attempt}",
+                          rationale=f"set {obj.id} down at ({where[0]:.2f}, {where[1]:.2f}) with its handle at "
+                                    f"{math.degrees(goal):.0f} deg")
+    if subtask.action == "lift":
+        if subtask.arm_hint == "both":
+            raise AgentError("a lift with both arms at once needs end-effector actions (the fine tier's action "
+                             "space); the primitives move one arm at a time")
+        arm = hint or (held_by if held_by is not None else _side(obj))
+        calls = gp.lift_calls(arm, obj, held_by == arm, table_z, subtask.height_m, attempt)
+        return ActionPlan(calls=calls, strategy=f"lift {arm} #{attempt}",
+                          rationale=f"the {arm} arm takes {obj.id} and raises it; it stays held")
+    if subtask.relation == "in" and target is not None and ft.is_container(target):
+        return _into(subtask, obj, target, localized, scene, ctx, hint, held_by, attempt)
+    if subtask.relation == "center" and subtask.action in ("place", "move", "stack"):
+        return _to_centre(subtask, obj, localized, scene, ctx, hint, held_by, attempt)
+    return None
+
+
+def _to_centre(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
+               ctx: AgentContext, hint: str | None, held_by: str | None, attempt: int) -> ActionPlan:
+    """To a free spot at the work centre (else farther from the robot), by the arm holding it or on its side;
+    held on when the subtask says so (a container that is to receive something)."""
+    x, y, z = gp.centre_target(obj, scene, localized, ctx.table_top_z)
+    arm = hint or held_by or _side(obj)
+    spots = gp.rotate([[x, y + dy, z] for dy in gp.CENTRE_Y_STEPS_M], attempt)
+    calls: list[SkillCall] = [] if held_by == arm else [gp.grasp_call(arm, obj, gp.rotate(_grasp_for(obj), attempt))]
+    calls.append(gp._call("place_actor", arm, obj.id, spots[0],
+                          alternatives=[gp.CallVariant(target_pose=p) for p in spots[1:]], functional_point_id=0,
+                          pre_dis=0.08, dis=0.005, constrain="free", is_open=not subtask.hold))
+    if not subtask.hold:
+        calls.append(gp._call("back_to_origin", arm))
+    return ActionPlan(calls=calls, strategy=f"to the centre {arm} #{attempt}",
+                      rationale=f"the {arm} arm puts {obj.id} at ({spots[0][0]:.2f}, {spots[0][1]:.2f}), the centre "
+                                "of the workspace")
+
+
+def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[str, SceneObject],
+          scene: SceneMemory, ctx: AgentContext, hint: str | None, held_by: str | None, attempt: int) -> ActionPlan:
+    """Into a container: the arm that reaches both the object and the container's spot; else a relay through a
+    free spot in the middle of the table."""
+    grasp = gp.rotate(_grasp_for(obj), attempt)
+    arms = [hint] if hint else ([held_by] if held_by else []) + [a for a in (_side(obj), _other(_side(obj)))
+                                                                if a != held_by]
+    here = (obj.position_m[0], obj.position_m[1])
+    for arm in arms:
+        spot = gp.container_spot(box, obj, subtask.slot, len(subtask.group), arm)
+        if (held_by == arm or _reaches(ctx, arm, here)) and _reaches(ctx, arm, spot, ft.top_z(box) - ctx.table_top_z):
+            into = gp.into_container(arm, obj, box, subtask, holding=held_by == arm, grasp=grasp)
+            return ActionPlan(calls=into, strategy=f"into {box.id} {arm} #{attempt}",
+                              rationale=f"the {arm} arm lowers {obj.id} into {box.id} at ({spot[0]:.3f}, "
+                                        f"{spot[1]:.3f})")
+    taker = next((a for a in ("left", "right") if _reaches(ctx, a, gp.container_spot(
+        box, obj, subtask.slot, len(subtask.group), a), ft.top_z(box) - ctx.table_top_z)), None)
+    if taker is None:
+        raise AgentError(f"neither arm reaches into {box.id} at ({box.position_m[0]:.2f}, {box.position_m[1]:.2f})")
+    giver = _other(taker)
+    around = gp.others(obj.id, scene, localized)
+    relay = gp.free_spot(RELAY_XY_M[attempt % len(RELAY_XY_M)], obj, around)
+    z0 = ctx.table_top_z
+    calls: list[SkillCall] = []
+    if held_by != giver:
+        calls.append(gp.grasp_call(giver, obj, grasp))
+    calls += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], z0 + 0.005], functional_point_id=0,
+                       pre_dis=0.03, dis=0.0),
+              gp._call("back_to_origin", giver),
+              *gp.into_container(taker, obj, box, subtask, holding=False, grasp=grasp)]
+    return ActionPlan(calls=calls, strategy=f"relay into {box.id} {giver}->{taker} #{attempt}",
+                      rationale=f"the {giver} arm stands {obj.id} at ({relay[0]:.2f}, {relay[1]:.2f}); the {taker} "
+                                f"arm lowers it into {box.id}")
+
+
+def _grasp_for(obj: SceneObject) -> list[int]:
+    """A tall object is held by its neck or top (it is lowered in upright), anything else the skill's choice."""
+    tall = obj.size_m[2] >= 1.5 * max(obj.size_m[0], obj.size_m[1])
+    if tall:
+        return ft.grasp_ids(obj, "neck") or ft.grasp_ids(obj, top_down=True)
+    return []
+
+
+__all__ = ["FailureKind", "goal_plan"]

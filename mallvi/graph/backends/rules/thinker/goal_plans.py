@@ -1,0 +1,299 @@
+"""Skill calls for the goals beyond a plain pick and place: into a container (at a spot of its own, lowered
+straight in), onto a surface's drop point, to the centre of the workspace, a cross's slots, a mid-air handover,
+hanging onto a hook, turning an object's handle, and lifting a held object.
+
+Each planner reads only the subtask, the localised objects and the scene memory (sizes, named points, grasp
+frames; ``features.py``) and the Station's reach and table height; none of them knows a task. Where a motion may
+not be plannable from one pose, a call carries ``alternatives`` (other targets or grasps) that the Actor tries
+in turn before anything moves; where a whole attempt fails, the next attempt starts one alternative further.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends.rules.thinker import features as ft
+from mallvi.graph.binding import WORK_CENTRE_XY_M
+from mallvi.graph.schemas import CallVariant, SceneMemory, SceneObject, SkillCall, Subtask
+
+T = TypeVar("T")
+CROSS_PITCH_M = 0.12  # a cross's arm: a block's width and a gripper's between neighbours
+RIM_CLEAR_M = 0.02  # an object lowered into a container passes this far above its rim (or handles)
+RELEASE_GAP_M = 0.005  # ... and is let go this far above the container's floor
+WALL_M = 0.01  # a container's wall, taken off its inner size
+NEAR_ARM_M = 0.035  # where the arm cannot reach a container's centre, it tries this much nearer its side
+NEST_RATIO = 0.8  # an object at least this wide as a container's inside nests in it (rests on its walls)
+NEST_HEIGHT_FRACTION = 0.25
+SPOT_CLEAR_M = 0.02  # a free spot keeps this far from every other object's box
+SPOT_STEPS_M = (0.0, 0.03, -0.03, 0.06, -0.06)
+HANDOVER_BOTTOM_M = (0.10, 0.14, 0.07)  # the held object's bottom above the table at the hand-over, in order
+HANDOVER_XY_M = ((0.0, -0.05), (0.04, -0.06), (-0.04, -0.06), (0.0, -0.10))
+HANDOVER_YAWS_RAD = (0.0, math.pi / 2, -math.pi / 2, math.pi)
+HANDOVER_GAP_M = 0.05  # the receiver's grasp is at least this far (along the object) from the giver's
+TAKE_PRE_GRASP_M = 0.08
+HOOK_START_M = 0.085  # the handle is brought this far out along the hook's rod before it is threaded on
+HANG_RISE_M = 0.03
+TURN_OFFSETS_RAD = (0.0, math.pi / 6, -math.pi / 6)
+CENTRE_Y_STEPS_M = (0.0, 0.05, 0.10, 0.15)  # the centre spot, then farther from the robot, where the arm reaches
+TURN_PRE_DIS_M = 0.05
+LIFT_STEPS_M = (0.05, 0.03, 0.025)
+DOWN = [1.0, 0.0, 0.0, 0.0]
+
+
+def _call(skill: str, arm: str, obj: str | None = None, target: Sequence[float] | None = None,
+          alternatives: Sequence[CallVariant] = (), **args: float | int | str | bool | None) -> SkillCall:
+    return SkillCall(skill=skill, arm=arm, object=obj,  # type: ignore[arg-type]
+                     target_pose=[float(v) for v in target] if target is not None else None, args=dict(args),
+                     alternatives=list(alternatives))
+
+
+def grasp_call(arm: str, obj: SceneObject, cps: Sequence[int] = (), pre_grasp_dis: float | None = None) -> SkillCall:
+    """grasp_actor on the first of ``cps`` (the others as alternatives); no ``cps``: the skill's own choice."""
+    args: dict[str, float | int | str | bool | None] = {}
+    if pre_grasp_dis is not None:
+        args["pre_grasp_dis"] = pre_grasp_dis
+    if not cps:
+        return SkillCall(skill="grasp_actor", arm=arm, object=obj.id, args=args)  # type: ignore[arg-type]
+    return SkillCall(skill="grasp_actor", arm=arm, object=obj.id,  # type: ignore[arg-type]
+                     args={**args, "contact_point_id": cps[0]},
+                     alternatives=[CallVariant(args={"contact_point_id": c}) for c in cps[1:]])
+
+
+def rotate(items: Sequence[T], k: int) -> list[T]:
+    """``items`` starting at index ``k`` (mod its length): a retry starts one alternative further."""
+    if not items:
+        return []
+    k %= len(items)
+    return [*items[k:], *items[:k]]
+
+
+def yaw_quat(yaw: float) -> list[float]:
+    return [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+
+
+def others(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject], *skip: str) -> list[SceneObject]:
+    """Every other object the graph knows (localised ones where they are now)."""
+    seen = {o.id: o for o in scene.objects}
+    seen.update(localized)
+    return [o for k, o in seen.items() if k != obj_id and k not in skip]
+
+
+def free_spot(centre_xy: tuple[float, float], obj: SceneObject, around: Sequence[SceneObject]) -> tuple[float, float]:
+    """The spot nearest ``centre_xy`` (on a 3 cm grid, up to 6 cm off) where ``obj`` keeps ``SPOT_CLEAR_M`` from
+    every object in ``around``; the centre itself when none is clear."""
+    r = max(obj.size_m[0], obj.size_m[1]) / 2
+    spots = sorted(((centre_xy[0] + dx, centre_xy[1] + dy) for dx in SPOT_STEPS_M for dy in SPOT_STEPS_M),
+                   key=lambda s: math.dist(s, centre_xy))
+    for s in spots:
+        if all(math.dist(s, o.position_m[:2]) >= r + max(o.size_m[0], o.size_m[1]) / 2 + SPOT_CLEAR_M
+               for o in around):
+            return s
+    return centre_xy
+
+
+def centre_target(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject],
+                  table_z: float) -> tuple[float, float, float]:
+    """Where "the centre of the table" is for ``obj``: a free spot at the work centre, on the table."""
+    x, y = free_spot(WORK_CENTRE_XY_M, obj, others(obj.id, scene, localized))
+    return (x, y, table_z)
+
+
+def cross_slot(slot: int) -> tuple[float, float]:
+    """A cross's slot (0 centre, 1 left, 2 right, 3 far, 4 near) about the work centre (world x, y)."""
+    cx, cy = WORK_CENTRE_XY_M
+    dx, dy = ((0, 0), (-1, 0), (1, 0), (0, 1), (0, -1))[slot]
+    return (cx + dx * CROSS_PITCH_M, cy + dy * CROSS_PITCH_M)
+
+
+def container_spot(box: SceneObject, obj: SceneObject, slot: int | None, n: int, arm: str) -> tuple[float, float]:
+    """Where in ``box`` the object goes: with ``n`` objects to put in, cell ``slot`` along its longer side, the far
+    cells first; a single object at its centre."""
+    cx, cy = box.position_m[0], box.position_m[1]
+    floor_centre = ft.point(box, "center")
+    if floor_centre is not None:
+        cx, cy = floor_centre[0], floor_centre[1]
+    if slot is None or n <= 1:
+        return (cx, cy)
+    size = box.size_m  # the world-aligned extent: its longer side is the row's direction
+    long_axis = np.array([1.0, 0.0]) if size[0] >= size[1] else np.array([0.0, 1.0])
+    half = max(size[0], size[1]) / 2 - WALL_M - max(obj.size_m[0], obj.size_m[1]) / 2
+    offsets = np.linspace(half, -half, n) if n > 1 else np.zeros(1)
+    off = float(offsets[min(slot, n - 1)])
+    return (cx + off * float(long_axis[0]), cy + off * float(long_axis[1]))
+
+
+def lower_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z: float,
+               rim_z: float, toward_arm_m: float = 0.0) -> list[SkillCall]:
+    """Carry the held object above ``spot_xy``, clear of the rim, lower it straight down to just above the floor,
+    let go, rise and go home. Where the arm cannot get above the spot, it tries higher, then ``toward_arm_m``
+    nearer its own side."""
+    above = rim_z + RIM_CLEAR_M
+    drop = above - (floor_z + RELEASE_GAP_M)
+    sign = -1.0 if arm == "left" else 1.0
+    higher = [CallVariant(target_pose=[spot_xy[0] + sign * dx, spot_xy[1], above + dz])
+              for dx in (0.0, toward_arm_m) for dz in (0.0, 0.03, 0.06) if dx or dz]
+    return [
+        _call("place_actor", arm, obj.id, [spot_xy[0], spot_xy[1], above], alternatives=higher,
+              functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain="free"),
+        _call("move_by_displacement", arm, z=-drop),
+        _call("open_gripper", arm),
+        _call("move_by_displacement", arm, z=min(drop, 0.12),
+              alternatives=[CallVariant(args={"z": r}) for r in (0.06, 0.03) if r < min(drop, 0.12)]),
+        _call("back_to_origin", arm),
+    ]
+
+
+def into_container(arm: str, obj: SceneObject, box: SceneObject, subtask: Subtask, holding: bool,
+                   grasp: Sequence[int] = ()) -> list[SkillCall]:
+    """Grasp (unless held) and lower ``obj`` into ``box`` at its spot. An object as wide as the container (a bowl
+    into a bowl) nests: it is let go where it rests on the container's walls, a quarter of its height up."""
+    spot = container_spot(box, obj, subtask.slot, len(subtask.group), arm)
+    calls = [] if holding else [grasp_call(arm, obj, grasp)]
+    inner = min((box.box_m or box.size_m)[:2]) - 2 * WALL_M
+    nests = max((obj.box_m or obj.size_m)[:2]) >= NEST_RATIO * inner
+    floor = ft.bottom_z(box) + NEST_HEIGHT_FRACTION * box.size_m[2] if nests else ft.floor_z(box)
+    by_top = {g.cp for g in ft.grasps(obj) if g.top_down}
+    if grasp and set(grasp) <= by_top:  # held from above: the place's own descent along the grasp is straight down
+        return calls + descend_into(arm, obj, spot, floor, ft.top_z(box))
+    return calls + lower_into(arm, obj, spot, floor, ft.top_z(box), toward_arm_m=NEAR_ARM_M)
+
+
+def descend_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z: float,
+                 rim_z: float) -> list[SkillCall]:
+    """Place an object held from above at ``spot_xy`` on the floor, its descent starting clear of the rim; where
+    the arm cannot, the spot a little to either side along x."""
+    pre = rim_z + RIM_CLEAR_M - floor_z
+    target = [spot_xy[0], spot_xy[1], floor_z + RELEASE_GAP_M]
+    shifted = [CallVariant(target_pose=[spot_xy[0] + dx, spot_xy[1], target[2]]) for dx in (-0.035, 0.035)]
+    return [_call("place_actor", arm, obj.id, target, alternatives=shifted, functional_point_id=0, pre_dis=pre,
+                  dis=0.0, constrain="free"),
+            _call("back_to_origin", arm)]
+
+
+def drop_point(target: SceneObject, obj: SceneObject) -> tuple[float, float, float] | None:
+    """The target's drop point (tray halves, a bin's mouth) nearest the object, if its model names any."""
+    drops = ft.drop_points(target)
+    if not drops:
+        return None
+    return min(drops.values(), key=lambda p: math.dist(p[:2], obj.position_m[:2]))
+
+
+def handover_grasps(obj: SceneObject) -> tuple[list[int], list[int]]:
+    """(the giver's grasps, the receiver's): the giver takes the object low, the receiver at least
+    ``HANDOVER_GAP_M`` from there, farthest first. Without grasp frames: the skill's own choice for both."""
+    gs = [g for g in ft.grasps(obj) if g.approach_m[2] < 0.3]
+    if not gs:
+        return [], []
+    low = min(g.height for g in gs)
+    giver = [g.cp for g in gs if g.height <= low + 0.01]
+    taker = sorted((g for g in gs if g.height >= low + HANDOVER_GAP_M), key=lambda g: -(g.height - low))
+    return giver, [g.cp for g in taker]
+
+
+def handover_calls(giver: str, taker: str, obj: SceneObject, table_z: float, attempt: int,
+                   holding: bool, lying: bool = False) -> list[SkillCall]:
+    """A mid-air handover: the giver takes the object (unless it holds it; ``lying``: stands it up first), holds it
+    up in the middle turned in turn until the receiver reaches a grasp far from the giver's, the giver lets go and
+    goes home, the receiver lifts it a little."""
+    g_cps, t_cps = handover_grasps(obj)
+    poses = [[x, y, table_z + h, *yaw_quat(yaw)] for h in HANDOVER_BOTTOM_M for (x, y) in HANDOVER_XY_M
+             for yaw in HANDOVER_YAWS_RAD]
+    poses = rotate(poses, attempt * len(HANDOVER_YAWS_RAD))
+    hold_up = _call("place_actor", giver, obj.id, poses[0],
+                    alternatives=[CallVariant(target_pose=list(p)) for p in poses[1:12]],
+                    functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain="align")
+    take = grasp_call(taker, obj, rotate(t_cps, attempt), TAKE_PRE_GRASP_M)
+    first = _call("upright_actor", giver, obj.id) if lying else grasp_call(giver, obj, g_cps)
+    calls = [] if holding else [first]
+    return [*calls, hold_up, take, _call("open_gripper", giver), _call("back_to_origin", giver),
+            _call("move_by_displacement", taker, z=0.05)]
+
+
+def hang_calls(arm: str, obj: SceneObject, rack: SceneObject, holding: bool, attempt: int) -> list[SkillCall]:
+    """Hang ``obj`` by its handle onto ``rack``'s hook: held by its rim (not the handle), the handle is brought
+    out along the hook's rod and threaded on with a straight move along it; then let go, rise, go home."""
+    hk = ft.hook(rack)
+    handle, base = ft.point(obj, "handle"), ft.point(obj, "fp0")
+    if hk is None or handle is None or base is None:
+        raise AgentError(f"cannot hang {obj.id} on {rack.id}: perception knows no hook on it or no handle on "
+                         f"{obj.id} (colour and depth perception do not see those parts)")
+    hook_xyz, along = hk
+    offset = np.asarray(handle) - np.asarray(base)
+    start = hook_xyz + HOOK_START_M * along
+    target = start - offset
+    grasp = ft.grasp_ids(obj, "rim") or ft.grasp_ids(obj, top_down=True) or ft.grasp_ids(obj, "top")
+    calls = [] if holding else [grasp_call(arm, obj, rotate(grasp, attempt))]
+    step = hook_xyz - start
+    return [*calls,
+            _call("place_actor", arm, obj.id, [float(v) for v in target], functional_point_id=0, pre_dis=0.0, dis=0.0,
+                  is_open=False, constrain="free"),
+            _call("move_by_displacement", arm, x=float(step[0]), y=float(step[1]), z=float(step[2])),
+            _call("open_gripper", arm),
+            _call("move_by_displacement", arm, z=HANG_RISE_M),
+            _call("back_to_origin", arm)]
+
+
+def handle_yaw_goal(subtask: Subtask, rack: SceneObject | None) -> float:
+    """Where a turned object's handle is to point (world yaw): across a later hook's rod, away from the robot;
+    else as the instruction says; else away from the robot."""
+    if subtask.turn_to == "for_hook" and rack is not None and (hk := ft.hook(rack)) is not None:
+        ax, ay = float(hk[1][0]), float(hk[1][1])
+        a, b = math.atan2(ax, -ay), math.atan2(-ax, ay)  # the two horizontal directions across the rod
+        return a if math.sin(a) >= math.sin(b) else b
+    return {"away": math.pi / 2, "toward_robot": -math.pi / 2, "left": math.pi, "right": 0.0}.get(
+        subtask.turn_to or "away", math.pi / 2)
+
+
+def turn_calls(arm: str, obj: SceneObject, target_xy: tuple[float, float], table_z: float, handle_goal: float,
+               holding: bool, attempt: int) -> list[SkillCall]:
+    """Set ``obj`` down at ``target_xy`` (else farther from the robot, where the arm reaches) turned so its handle
+    points along ``handle_goal`` (within 30 degrees), taken by its rim, else its handle, else any grasp."""
+    now = ft.handle_yaw_rad(obj)
+    if now is None:
+        raise AgentError(f"cannot turn {obj.id}: perception knows no handle on it to turn")
+    yaw0 = ft.yaw_rad(obj)
+    poses = [[target_xy[0], target_xy[1] + dy, table_z, *yaw_quat(yaw0 + handle_goal + d - now)]
+             for dy in CENTRE_Y_STEPS_M for d in TURN_OFFSETS_RAD]
+    poses = rotate(poses, attempt)
+    grasp = (ft.grasp_ids(obj, "rim") or ft.grasp_ids(obj, top_down=True)) + ft.grasp_ids(obj, "handle")
+    calls = [] if holding else [grasp_call(arm, obj, rotate(grasp, attempt))]
+    return [*calls,
+            _call("place_actor", arm, obj.id, poses[0], alternatives=[CallVariant(target_pose=p) for p in poses[1:]],
+                  functional_point_id=0, pre_dis=TURN_PRE_DIS_M, constrain="align"),
+            _call("back_to_origin", arm)]
+
+
+def lift_calls(arm: str, obj: SceneObject, holding: bool, table_z: float, height_m: float | None,
+               attempt: int) -> list[SkillCall]:
+    """Take ``obj`` (by a handle when it has one, the one on the arm's side first) and raise it; it stays held."""
+    handles = sorted(ft.grasps(obj), key=lambda g: g.position_m[0] * (1.0 if arm == "left" else -1.0))
+    grasp = [g.cp for g in handles if g.part.startswith("handle")]
+    calls = [] if holding else [grasp_call(arm, obj, rotate(grasp, attempt))]
+    if height_m is not None:
+        rise = max(0.0, height_m - table_z + 0.02)
+        return [*calls, _call("move_by_displacement", arm, z=rise,
+                              alternatives=[CallVariant(args={"z": rise + d}) for d in (0.02, 0.04)])]
+    return [*calls, _call("move_by_displacement", arm, z=LIFT_STEPS_M[0],
+                          alternatives=[CallVariant(args={"z": d}) for d in LIFT_STEPS_M[1:]])]
+
+
+def tops_of(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject]) -> list[SceneObject]:
+    """Objects resting on ``obj`` (their bottom at its top, their centre over it)."""
+    out = []
+    for o in others(obj.id, scene, localized):
+        over = math.dist(o.position_m[:2], obj.position_m[:2]) < max(obj.size_m[0], obj.size_m[1]) / 2
+        on_top = abs((o.position_m[2] - o.size_m[2] / 2) - ft.top_z(obj)) < 0.02
+        if over and on_top:
+            out.append(o)
+    return out
+
+
+def aside_spot(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject]) -> tuple[float, float]:
+    """A free spot beside the workspace on the object's own side, towards the back, to put it out of the way."""
+    side = 1.0 if obj.position_m[0] >= 0 else -1.0
+    return free_spot((side * 0.25, min(0.08, obj.position_m[1] + 0.1)), obj, others(obj.id, scene, localized))
