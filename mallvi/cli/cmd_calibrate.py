@@ -162,6 +162,8 @@ def _solve(cmd: CalibrateCommand, folder: Path | str) -> int:
         raise UsageError(str(e)) from e
     try:
         calib, skipped = calibrate_rig(views, cmd.anchor, mount)
+    except CalibrationFileError as e:  # an image that cannot be read
+        raise UsageError(str(e)) from e
     except CalibrationError as e:
         print(f"mallvi calibrate: failed: {e}", file=sys.stderr)
         return EXIT_FAILED
