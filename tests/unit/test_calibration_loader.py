@@ -13,37 +13,15 @@ import pytest
 import yaml
 
 from mallvi.robot_drivers.calibration.calibration_files import (
-    ArmCalibration,
     CalibrationFileError,
-    RigCalibration,
     load_rig_calibration,
     mount_matrix,
-    save_rig_calibration,
 )
-
-K = [[625.0, 0.0, 320.0], [0.0, 625.0, 240.0], [0.0, 0.0, 1.0]]
-
-
-def _look_down_from(x: float, y: float, z: float) -> np.ndarray:
-    T = np.eye(4)
-    T[:3, :3] = [[1.0, 0.0, 0.0], [0.0, -0.8, 0.6], [0.0, -0.6, -0.8]]
-    T[:3, 3] = (x, y, z)
-    return T
+from tests.fixtures.calibrations import TWIN_K, write_twin_calibration
 
 
-def good_calibration(spacing_m: float = 0.7) -> RigCalibration:
-    """Arms ``spacing_m`` apart at the twin's mounts, a camera behind them looking down at the table."""
-    T_world_cam = _look_down_from(-0.03, -0.45, 1.35)
-    arms = {}
-    for side, x in (("left", -spacing_m / 2), ("right", spacing_m / 2)):
-        T_world_base = mount_matrix(x, -0.30, 0.95, 90.0)
-        arms[side] = ArmCalibration(T_world_base, np.linalg.inv(T_world_base) @ T_world_cam, np.eye(4), 10,
-                                    0.2, 0.4, 0.02, 0.05, 0.25)
-    return RigCalibration(T_world_cam, np.array(K), np.zeros(5), 640, 480, arms)  # type: ignore[arg-type]
-
-
-def write_good(path: Path, spacing_m: float = 0.7) -> Path:
-    return save_rig_calibration(path, good_calibration(spacing_m))
+def write_good(path: Path) -> Path:
+    return write_twin_calibration(path, 0.7)
 
 
 def _mutated(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
@@ -73,7 +51,7 @@ def test_a_good_calibration_loads_as_written(tmp_path: Path) -> None:
     calib = load_rig_calibration(write_good(tmp_path / "c.yaml"))
     assert calib.width == 640 and calib.height == 480
     assert np.allclose(calib.arms["right"].T_world_base[:3, 3], (0.35, -0.30, 0.95))
-    assert np.allclose(calib.K, K)
+    assert np.allclose(calib.K, TWIN_K)
 
 
 @pytest.mark.parametrize(("change", "key", "why"), [

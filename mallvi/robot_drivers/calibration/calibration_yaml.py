@@ -29,8 +29,8 @@ _SHOWN_CHARS = 60
 
 
 class CalibrationFileError(ValueError):
-    """A calibration or views file that is missing, malformed or implausible; the message names the file and
-    the key."""
+    """A calibration or views file that is missing, malformed, implausible or not the station's; the message
+    names the file and the key."""
 
 
 class _TooLarge(yaml.YAMLError):

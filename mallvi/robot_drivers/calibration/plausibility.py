@@ -44,6 +44,10 @@ class LayoutMismatchError(CalibrationFileError):
     """A calibration made for another arm layout than the station's."""
 
 
+class CalibrationCheckError(CalibrationFileError):
+    """A calibration the station's own check refuses (its camera sees the table elsewhere than configured)."""
+
+
 def check_intrinsics(K: NDArray[np.float64], width: int, height: int, file: str) -> None:
     """Positive focal lengths, the principal point inside the image, the last row (0, 0, 1)."""
     fx, fy, cx, cy = float(K[0, 0]), float(K[1, 1]), float(K[0, 2]), float(K[1, 2])
