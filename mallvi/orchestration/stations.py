@@ -99,8 +99,6 @@ def check_options(cfg: RunConfig, request: RunRequest) -> str:
     if kind in ("twin", "rig") and request.calibration is None:
         what = "`mallvi calibrate --robot twin`" if kind == "twin" else "`mallvi calibrate`"
         raise ConfigError(f"the {kind} needs --calibration FILE (from {what})")
-    if kind in ("twin", "rig") and request.calibration is not None:
-        check_calibration_file(request.calibration)
     if kind == "rig":
         if request.instruction is None:
             raise ConfigError("the real rig needs an instruction")
@@ -109,6 +107,8 @@ def check_options(cfg: RunConfig, request: RunRequest) -> str:
                               "real rig the scene is the table in front of it")
         if cfg.contingency not in (None, "none"):
             raise ConfigError("--contingency injects simulated faults; the real rig has its own")
+    if kind in ("twin", "rig") and request.calibration is not None:  # the options first, then the file
+        check_calibration_file(request.calibration)
     return kind
 
 
