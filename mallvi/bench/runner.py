@@ -378,11 +378,12 @@ def _run_pool(
 
 @contextmanager
 def _cancel_on_error(pool: ProcessPoolExecutor) -> Iterator[None]:
-    """An episode that raised (a station the run cannot use) ends the run: queued episodes are not started."""
+    """An episode that raised (a station the run cannot use) ends the run: queued episodes are not started, the
+    running ones end before the error goes on."""
     try:
         yield
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
 
 
