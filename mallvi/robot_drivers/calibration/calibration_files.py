@@ -131,7 +131,7 @@ def _view_image(root: Path, fields: Fields, key: str) -> Path:
     image = root / name
     try:
         inside = image.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError) as e:
+    except (OSError, RuntimeError, ValueError) as e:  # ValueError: a NUL byte in the name
         raise fields.error(key, f"names {name!r}, which cannot be resolved: {e}") from e
     if Path(name).is_absolute() or not inside:
         raise fields.error(key, f"names {name!r}, which lies outside the views folder {str(root)!r}; a view's image "
