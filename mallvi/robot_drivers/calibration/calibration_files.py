@@ -314,7 +314,10 @@ def calibrated_layout(calib: RigCalibration, name: str) -> ArmLayout:
 
 
 def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of a calibration file's bytes (what a benchmark run's identity and a resumed run compare)."""
+    """The SHA-256 of a calibration file's bytes (what a benchmark run's identity and a resumed run compare);
+    OSError when ``path`` is not a regular file (a FIFO would never end)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path} is not a regular file")
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 16), b""):
