@@ -40,6 +40,8 @@ class BenchConfig:
         station: "sim" (the simulator's Station) or "twin" (the rig's Station on the simulated twin; the graph
             agents only, with ``calibration``).
         calibration: the twin's calibration YAML (from `mallvi calibrate --robot twin`).
+        calibration_sha256: the SHA-256 of that file's bytes when the run was configured (not an argument): part
+            of the run's identity, and every episode checks the file still has it.
         randomization: "original" (each task's domain randomisation as the original configures it: textures,
             light colours, a cluttered table where it has one; ``bench/domains.py``) or "none" (plain table).
         agent_backends: per-agent backend overrides of the graph agents, as ``mallvi run --agent-backend``.
@@ -65,6 +67,7 @@ class BenchConfig:
     agent_backends: dict[str, str] = field(default_factory=dict)
     llm_timeout_s: float = 60.0
     llm_decoding: str = "auto"
+    calibration_sha256: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if self.station not in ("sim", "twin"):
@@ -76,6 +79,7 @@ class BenchConfig:
                 raise ValueError("--station twin perceives like a rig: --perception color or neural")
             if not self.calibration:
                 raise ValueError("--station twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
+            object.__setattr__(self, "calibration_sha256", _sha256_or_none(self.calibration))
         if self.episodes < 1:
             raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
         if self.seed_start < 0:
@@ -135,6 +139,23 @@ class BenchConfig:
             ident["single_mode"] = self.single_mode
         if self.station != "sim":  # likewise
             ident["station"] = self.station
+            ident["calibration_sha256"] = self.calibration_sha256  # the calibration's content, not only its path
         if self.agent_backends:  # likewise
             ident["agent_backends"] = dict(sorted(self.agent_backends.items()))
         return ident
+
+
+def _sha256_or_none(path: str) -> str | None:
+    """The SHA-256 of the file at ``path``; None when it is no calibration file (missing, not a regular file or too
+    large: ``runner.check_available`` refuses it with the reason)."""
+    import os
+
+    from mallvi.robot_drivers.calibration.calibration_files import file_sha256
+    from mallvi.robot_drivers.calibration.calibration_yaml import MAX_FILE_BYTES
+
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE_BYTES:
+            return None
+        return file_sha256(path)
+    except OSError:
+        return None

@@ -16,6 +16,7 @@ from mallvi.bench.loop import run_fine, run_grounding, run_planning
 from mallvi.bench.reuse import reuse_renders, reuse_scans
 from mallvi.bench.tasks import BenchTask, get_task
 from mallvi.bench.tasks.grounding import GroundingTask
+from mallvi.robot_drivers.calibration.calibration_yaml import CalibrationFileError
 from mallvi.sim_bridge.scene_spec import SceneSetupError
 from mallvi.tracing.trace import TraceWriter
 
@@ -65,9 +66,15 @@ def needs_render(cfg: BenchConfig, task: BenchTask) -> bool:
 
 
 def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path) -> dict[str, Any]:
-    """Run one episode and return its record for episodes.jsonl (never raises for an agent or skill failure)."""
+    """Run one episode and return its record for episodes.jsonl (never raises for an agent or skill failure).
+
+    Raises CalibrationFileError when the twin's calibration cannot serve the episode (changed since the run
+    started, or refused by the station): a fault of the run, not of the agent, so nothing is recorded for it.
+    """
     from mallvi.sim_bridge.world import SimWorld
 
+    if cfg.station == "twin":
+        check_calibration_unchanged(cfg)
     task = get_task(task_name)
     t0, cpu0, queue0 = time.perf_counter(), time.process_time(), thread_queue_s()
     clock = CostClock()
@@ -91,7 +98,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     instrument_world(clock, world)
     try:
         with TraceWriter(tdir) as trace:
-            record.update(station="sim", privileged=sim_privileged(cfg))  # an agent may refine them
+            record.update(station_record(cfg))  # an agent may refine them
             trace.emit("run_start", instruction=task.instruction, task=task_name, seed=seed, config=cfg.to_json(),
                        station=record["station"], privileged=record["privileged"])
             if cfg.save_images and "head" in getattr(world, "camera_names", []):
@@ -108,9 +115,37 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
             trace.emit("run_end", status=record["status"], success=record["success"],
                        graph_success=record.get("graph_success"), wall_s=record["wall_s"],
                        failure_report=record.get("failure_report") or record.get("message"))  # fmt: skip
+    except CalibrationFileError:
+        shutil.rmtree(tdir, ignore_errors=True)  # no trace of an episode that did not run
+        raise
     finally:
         world.close()
     return record
+
+
+def check_calibration_unchanged(cfg: BenchConfig) -> None:
+    """The twin's calibration file still has the content the run started with (its identity); else
+    CalibrationFileError."""
+    from mallvi.robot_drivers.calibration.calibration_files import file_sha256
+
+    assert cfg.calibration is not None  # BenchConfig checks it
+    try:
+        now = file_sha256(cfg.calibration)
+    except OSError as e:
+        raise CalibrationFileError(f"{cfg.calibration}: cannot be read any more: {e.strerror or e}") from e
+    if now != cfg.calibration_sha256:
+        raise CalibrationFileError(f"{cfg.calibration} changed since this benchmark run started; its episodes "
+                                   "must all use one calibration: restore it, or use another --out folder")
+
+
+def station_record(cfg: BenchConfig) -> dict[str, Any]:
+    """The Station an episode runs on and what it is given that a real rig would not have: the simulator's, or
+    the twin's (whose only privilege is that success is judged by simulator truth)."""
+    if cfg.station == "twin":
+        from mallvi.twin.twin_station import TWIN_PRIVILEGED, TwinStation
+
+        return {"station": TwinStation.name, "privileged": list(TWIN_PRIVILEGED)}
+    return {"station": "sim", "privileged": sim_privileged(cfg)}
 
 
 def sim_privileged(cfg: BenchConfig) -> list[str]:
@@ -159,6 +194,8 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, cloc
         if not evaluation.success:  # which condition failed, by how much (ManiSkill's ``evaluate`` style)
             rec["conditions"] = evaluation.to_json()
         return rec
+    except CalibrationFileError:  # the station, not the agent: the run stops, the episode is not recorded
+        raise
     except Exception as e:  # an agent crash is this episode's failure, recorded with its reason
         log.exception("episode %s/%s failed with an exception", task.name, cfg.agent)
         trace.emit("error", where="bench.episode", message=traceback.format_exc(limit=5))

@@ -124,6 +124,10 @@ def check_available(cfg: BenchConfig) -> None:
     if cfg.seed_start + 2 * cfg.episodes > SEED_LIMIT:
         raise ValueError(f"--seed-start {cfg.seed_start} with {cfg.episodes} episodes runs past the largest seed, "
                          f"{SEED_LIMIT - 1}; choose a --seed-start below {SEED_LIMIT - 2 * cfg.episodes}")
+    if cfg.station == "twin":  # the calibration, loaded once: usable, and serving every task asked for
+        from mallvi.bench.twin_layouts import check_twin_calibration
+
+        check_twin_calibration(cfg)
     if cfg.agent == "expert":
         from mallvi.bench.agents.expert import SCRIPTS
 
@@ -334,7 +338,8 @@ def _run_pool(
     preload(cfg)  # this process would import them with its first episode; a forked worker inherits them
     ctx = pool_context()
     # inside the one-thread settings: this process's renderer starts with its first episode, so it gets them too
-    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers - 1, mp_context=ctx) as pool:
+    with _single_threaded_children(), ProcessPoolExecutor(max_workers=workers - 1, mp_context=ctx) as pool, \
+            _cancel_on_error(pool):
         pending: set[Future[dict[str, Any]]] = set()
         jobs = _jobs(queues, finished)
 
@@ -369,6 +374,17 @@ def _run_pool(
                 collect(block=True)
             else:
                 return
+
+
+@contextmanager
+def _cancel_on_error(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """An episode that raised (a station the run cannot use) ends the run: queued episodes are not started, the
+    running ones end before the error goes on."""
+    try:
+        yield
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
 
 
 def pool_context() -> mp.context.BaseContext:

@@ -138,8 +138,14 @@ def _capture_in_twin(cmd: CalibrateCommand, args: argparse.Namespace) -> int:
         raise UsageError(str(e).strip('"')) from e
     mount = cmd.anchor_mount or nominal_mount(spec, cmd.anchor)
     print(f"mallvi calibrate: twin of {args.task} seed {args.seed}, {args.views} views per arm", file=sys.stderr)
-    capture_calibration_views(spec, args.seed, str(cmd.save_views), args.views,
-                              progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+    from mallvi.robot_drivers.calibration.eye_to_hand import CalibrationError
+
+    try:
+        capture_calibration_views(spec, args.seed, str(cmd.save_views), args.views,
+                                  progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+    except CalibrationError as e:  # too few views of an arm: the message says what to try
+        print(f"mallvi calibrate: failed: {e}", file=sys.stderr)
+        return EXIT_FAILED
     return _solve(CalibrateCommand(out=cmd.out, anchor=cmd.anchor, anchor_mount=tuple(mount),  # type: ignore[arg-type]
                                    from_dir=cmd.save_views, save_views=cmd.save_views, robot="piper", json=cmd.json),
                   cmd.save_views)
@@ -162,6 +168,8 @@ def _solve(cmd: CalibrateCommand, folder: Path | str) -> int:
         raise UsageError(str(e)) from e
     try:
         calib, skipped = calibrate_rig(views, cmd.anchor, mount)
+    except CalibrationFileError as e:  # an image that cannot be read
+        raise UsageError(str(e)) from e
     except CalibrationError as e:
         print(f"mallvi calibrate: failed: {e}", file=sys.stderr)
         return EXIT_FAILED

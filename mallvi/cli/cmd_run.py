@@ -38,6 +38,8 @@ def run_and_report(instruction: str | None, task: str | None, args: argparse.Nam
     from mallvi.orchestration.stations import RunRequest, check_options
     from mallvi.tracing.trace import claim_run_dir
 
+    if getattr(args, "resume", None):
+        instruction, task = restore_paused_run(args, instruction, task)
     try:
         cmd = command_from_args(args, instruction, task)
         request = RunRequest(instruction=cmd.instruction, task=cmd.task, seed=cmd.seed, checkpoint=cmd.checkpoint,
@@ -64,6 +66,34 @@ def run_and_report(instruction: str | None, task: str | None, args: argparse.Nam
     if result is None:
         return EXIT_UNAVAILABLE
     return report(result, cmd)
+
+
+def restore_paused_run(args: argparse.Namespace, instruction: str | None, task: str | None
+                       ) -> tuple[str | None, str | None]:
+    """``--resume``: every run option left out takes the paused run's value, recorded in its checkpoint
+    (``orchestration.resume``); an option given with another value is bad input. Unchanged when the checkpoint
+    holds no record of the run (the checks that follow say what is missing)."""
+    from pathlib import Path
+
+    from mallvi.config import ConfigError
+    from mallvi.orchestration.resume import recorded_settings, restore_options
+
+    checkpoint = args.checkpoint or (Path(args.trace_dir) / "checkpoints.sqlite" if args.trace_dir else None)
+    if checkpoint is None:
+        return instruction, task
+    try:
+        settings = recorded_settings(Path(checkpoint), args.resume)
+        if settings is None:
+            return instruction, task
+        blank = argparse.ArgumentParser(add_help=False)
+        add_run_options(blank)
+        values = restore_options(settings, {**vars(args), "instruction": instruction, "task": task},
+                                 vars(blank.parse_args([])), args.resume)
+    except ConfigError as e:
+        raise UsageError(str(e)) from e
+    for name, value in values.items():
+        setattr(args, name, value)
+    return values["instruction"], values["task"]
 
 
 def _run(cmd: RunCommand, request: Any, approve: bool) -> RunResult | None:

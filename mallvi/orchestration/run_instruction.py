@@ -26,6 +26,7 @@ from mallvi.graph.state import GraphState
 from mallvi.orchestration.fault_budgets import budgets_for_contingency
 from mallvi.orchestration.judge import GRAPH_BELIEF, SuccessCheck, judge
 from mallvi.orchestration.result import RunResult
+from mallvi.orchestration.resume import RunSettings, record_settings, rewind_for_resume
 from mallvi.orchestration.stations import RIG_TASK, RigAccess, RunRequest, check_options, open_station
 from mallvi.tracing.trace import TraceWriter
 
@@ -97,6 +98,9 @@ def run(
             from mallvi.graph.checkpoint import sqlite_saver
 
             checkpointer = sqlite_saver(request.checkpoint)
+            if request.resume_thread is not None and not cfg.single_agent:  # look again before acting
+                rewind_for_resume(checkpointer, request.resume_thread, with_reflector=cfg.reflector,
+                                  world_rebuilt=kind != "rig")
         result = run_on_station(
             opened.station, session, cfg, instruction, task=task, seed=request.seed or 0, trace=trace,
             own_instruction=request.instruction is None, success_check=opened.success_check,
@@ -104,6 +108,9 @@ def run(
             t_start=t_start,
         )
         result.faults_injected = len(opened.faults())
+        if request.checkpoint is not None and result.thread_id:  # what `--resume` restores
+            record_settings(request.checkpoint, result.thread_id,
+                            RunSettings.of(request.instruction, request.task, request.seed, request.calibration, cfg))
         if kind == "rig":
             result.success_source = RIG_SUCCESS_SOURCE
         if trace is not None:

@@ -25,6 +25,7 @@ from mallvi.contracts.station import Station
 
 if TYPE_CHECKING:
     from mallvi.contracts.world_model import WorldModel
+    from mallvi.robot_drivers.calibration.plausibility import ArmLayout
     from mallvi.sim_bridge.scene_catalog import SceneCatalog
 
 
@@ -61,10 +62,12 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class RigAccess:
-    """How a rig run reaches its hardware: RigConfig fields (tests: a virtual CAN bus) and a camera frame source."""
+    """How a rig run reaches its hardware: RigConfig fields (tests: a virtual CAN bus), a camera frame source and,
+    when known, where the rig's arms stand (``layout``: a calibration of another layout is refused)."""
 
     overrides: dict[str, Any] = field(default_factory=dict)
     camera_source: object | None = None
+    layout: ArmLayout | None = None
 
 
 def station_kind(cfg: RunConfig) -> str:
@@ -104,7 +107,20 @@ def check_options(cfg: RunConfig, request: RunRequest) -> str:
                               "real rig the scene is the table in front of it")
         if cfg.contingency not in (None, "none"):
             raise ConfigError("--contingency injects simulated faults; the real rig has its own")
+    if kind in ("twin", "rig") and request.calibration is not None:  # the options first, then the file
+        check_calibration_file(request.calibration)
     return kind
+
+
+def check_calibration_file(path: Path) -> None:
+    """Load the calibration file (bounded, typed, plausible) before anything is built; ConfigError naming the file
+    and the key otherwise. Whether it fits the station's arm layout is checked when the Station opens."""
+    from mallvi.robot_drivers.calibration.calibration_files import CalibrationFileError, load_rig_calibration
+
+    try:
+        load_rig_calibration(path)
+    except CalibrationFileError as e:
+        raise ConfigError(str(e)) from e
 
 
 @dataclass
@@ -173,13 +189,28 @@ def _open_twin(scene: Any, seed: int, request: RunRequest, cfg: RunConfig, conti
 
 
 def _open_rig(cfg: RunConfig, request: RunRequest, world_model: WorldModel, rig: RigAccess) -> OpenedStation:
-    """Connect the real rig (DriverError when it does not come up)."""
-    from mallvi.robot_drivers.calibration.calibration_files import CalibrationFileError
+    """Connect the real rig (DriverError when it does not come up) after checking the calibration fits it: its
+    bases near the configured table and, when the rig's layout is known, its mounts the rig's."""
+    from mallvi.robot_drivers.calibration.calibration_files import (
+        CalibrationFileError,
+        calibrated_layout,
+        load_rig_calibration,
+    )
+    from mallvi.robot_drivers.calibration.plausibility import LayoutMismatchError, check_over_table, layout_mismatch
     from mallvi.robot_drivers.rig.config_rig import RigConfig
     from mallvi.robot_drivers.rig.rig_station import RigStation
 
     try:
         rig_cfg = RigConfig(calibration_path=str(request.calibration), dry_run=cfg.dry_run, **rig.overrides)
+        calib = load_rig_calibration(rig_cfg.calibration_path)
+        check_over_table({s: a.T_world_base for s, a in calib.arms.items()}, rig_cfg.table_top_z_m,
+                         rig_cfg.calibration_path, "rig")
+        if rig.layout is not None:
+            why = layout_mismatch(calibrated_layout(calib, f"the calibration {rig_cfg.calibration_path!r}"),
+                                  rig.layout)
+            if why is not None:
+                raise LayoutMismatchError(f"{why}. Calibrate the rig again: `mallvi calibrate --out FILE "
+                                          "--save-views DIR`")
         station = RigStation.connect(rig_cfg, world_model, camera_source=rig.camera_source)
     except (CalibrationFileError, ValueError) as e:
         raise ConfigError(str(e)) from e

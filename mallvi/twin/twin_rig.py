@@ -20,10 +20,12 @@ from mallvi.robot_drivers.calibration.eye_to_hand import BoardSpec
 from mallvi.robot_drivers.realsense.config_realsense import RealSenseConfig
 from mallvi.robot_drivers.realsense.realsense import RealSenseCamera
 from mallvi.sim_bridge.scene_spec import SceneSpec
+from mallvi.sim_bridge.scenes import get_scene
 from mallvi.sim_bridge.world import SimWorld
-from mallvi.twin.arms import TwinArms, connect_twin_arms, true_arm_mounts
+from mallvi.twin.arms import TwinArms, connect_twin_arms
 from mallvi.twin.calibration_views import TWIN_BOARD, capture_twin_views
 from mallvi.twin.camera import TwinRealSenseSource
+from mallvi.twin.twin_calibration import scene_layout
 
 TWIN_CAMERA = "realsense"
 
@@ -89,11 +91,8 @@ def attach_twin(world: SimWorld, *, mounts: Mapping[ArmSide, Pose] | None = None
 
 def nominal_mount(scene: str | SceneSpec, side: ArmSide) -> tuple[float, float, float, float]:
     """The drawing's mount of ``side`` in the twin of ``scene``: (x, y, z, yaw_deg), as a tape measure gives it."""
-    world = SimWorld.create(scene, 0, render=False)
-    try:
-        p = true_arm_mounts(world)[side]
-    finally:
-        world.close()
+    spec = scene if isinstance(scene, SceneSpec) else get_scene(scene)
+    p = Pose.from_matrix(scene_layout(spec.name, spec.arm_spacing_m).mounts[side])
     x, y, z = p.position_m
     w, _, _, qz = p.quat_wxyz
     return x, y, z, math.degrees(2.0 * math.atan2(qz, w))

@@ -19,15 +19,17 @@ from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.contracts.world_model import WorldModel
-from mallvi.robot_drivers.calibration.calibration_files import load_rig_calibration
+from mallvi.robot_drivers.calibration.plausibility import CalibrationCheckError
 from mallvi.robot_drivers.rig.config_rig import RigConfig
 from mallvi.robot_drivers.rig.rig import build_rig_skills, piper_safety
 from mallvi.robot_drivers.rig.rig_station import RigStation
 from mallvi.robot_drivers.rig.table_plane import check_table_against_config, table_top_z_from_depth
 from mallvi.robot_drivers.rig_skills.rig_skills import RigSkillsConfig
 from mallvi.sim_bridge.scene_spec import SceneSpec
+from mallvi.sim_bridge.scenes import get_scene
 from mallvi.sim_bridge.sim_station import SimOracle
 from mallvi.sim_bridge.world import SimWorld
+from mallvi.twin.twin_calibration import twin_calibration
 from mallvi.twin.twin_rig import TwinRig, attach_twin, open_twin
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,10 @@ class TwinStation(RigStation):
     def __init__(self, twin: TwinRig, config: RigConfig, world_model: WorldModel) -> None:
         mounts: dict[ArmSide, Pose] = {s: twin.arms.arm(s).base_pose_world for s in ARM_SIDES}
         table_z = twin.world.table_top_z  # the rig configuration's table height
-        check_table_against_config(table_top_z_from_depth(twin.camera.read()), table_z)
+        try:
+            check_table_against_config(table_top_z_from_depth(twin.camera.read()), table_z)
+        except ValueError as e:
+            raise CalibrationCheckError(f"{config.calibration_path}: {e}") from e
         safety = replace(config.safety or piper_safety(table_z), table_top_z_m=table_z)
         config = replace(config, table_top_z_m=table_z, safety=safety)
         skills = build_rig_skills(config, twin.arms.dual, twin.camera, world_model, mounts)
@@ -58,9 +63,11 @@ class TwinStation(RigStation):
              dry_run: bool = False, contingency: str | None = None) -> TwinStation:
         """Start the twin of (scene, seed) with the drivers' mounts and the camera pose from ``calibration_path``.
 
-        Raises CalibrationFileError for a missing or malformed file, ValueError when it lacks an arm or the
-        calibration check fails."""
-        mounts, T_world_cam = _calibrated(calibration_path)
+        Raises CalibrationFileError for a missing, malformed or implausible file, one made for another arm layout
+        than the scene's (LayoutMismatchError), and one the camera's table check refuses (CalibrationCheckError).
+        """
+        spec = scene if isinstance(scene, SceneSpec) else get_scene(scene)
+        mounts, T_world_cam = _calibrated(calibration_path, spec.name, spec.arm_spacing_m)
         twin = open_twin(scene, seed, mounts=mounts, T_world_cam=T_world_cam, enable=not dry_run,
                          contingency=contingency)
         return cls._start(twin, calibration_path, world_model, dry_run)
@@ -69,7 +76,8 @@ class TwinStation(RigStation):
     def on_world(cls, world: SimWorld, calibration_path: str | Path, world_model: WorldModel, *,
                  dry_run: bool = False) -> TwinStation:
         """The twin on a world someone else owns (the benchmark's); ``close()`` leaves the world open."""
-        mounts, T_world_cam = _calibrated(calibration_path)
+        mounts, T_world_cam = _calibrated(calibration_path, world.scene_name, world.arm_spacing_m,
+                                          world.table_top_z)
         twin = attach_twin(world, mounts=mounts, T_world_cam=T_world_cam, enable=not dry_run)
         return cls._start(twin, calibration_path, world_model, dry_run)
 
@@ -91,11 +99,9 @@ class TwinStation(RigStation):
         self.twin.close()
 
 
-def _calibrated(calibration_path: str | Path) -> tuple[dict[ArmSide, Pose], NDArray[np.float64]]:
-    """The arm mounts and the camera pose a calibration file gives."""
-    calib = load_rig_calibration(calibration_path)
-    missing = [s for s in ARM_SIDES if s not in calib.arms]
-    if missing:
-        raise ValueError(f"the calibration has no mount for the {' and '.join(missing)} arm; "
-                         "run `mallvi calibrate --robot twin` with views of both arms")
+def _calibrated(calibration_path: str | Path, scene_name: str, arm_spacing_m: float,
+                table_top_z_m: float | None = None) -> tuple[dict[ArmSide, Pose], NDArray[np.float64]]:
+    """The arm mounts and the camera pose a calibration file gives, checked against the scene's arm layout."""
+    calib = (twin_calibration(calibration_path, scene_name, arm_spacing_m) if table_top_z_m is None
+             else twin_calibration(calibration_path, scene_name, arm_spacing_m, table_top_z_m))
     return {s: Pose.from_matrix(calib.arms[s].T_world_base) for s in ARM_SIDES}, calib.T_world_cam

@@ -14,6 +14,7 @@ Rig calibration YAML (``mallvi calibrate --out``): ``camera`` (K, dist, width, h
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import math
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ import yaml
 from numpy.typing import NDArray
 
 from mallvi.contracts.geometry import ArmSide, parse_arm
+from mallvi.robot_drivers.calibration.calibration_yaml import CalibrationFileError, Fields, read_mapping
 from mallvi.robot_drivers.calibration.eye_to_hand import (
     BoardDetection,
     BoardSpec,
@@ -34,15 +36,21 @@ from mallvi.robot_drivers.calibration.eye_to_hand import (
     calibrate_arm,
     detect_board,
 )
+from mallvi.robot_drivers.calibration.plausibility import ArmLayout, check_intrinsics, check_mounts
 
 log = logging.getLogger(__name__)
 
 VIEWS_FILE = "views.yaml"
 FORMAT_VERSION = 1
-
-
-class CalibrationFileError(ValueError):
-    """A calibration or views file that is missing or malformed; the message names the file and the key."""
+#: image sizes a camera delivers (pixels)
+MAX_IMAGE_PX = 16384
+#: how far a world-frame transform (a mount, the camera) may put its origin (metres)
+MAX_WORLD_M = 10.0
+#: how far the camera may be from an arm's base, and the board from the flange (metres)
+MAX_BASE_CAM_M = 5.0
+MAX_FLANGE_BOARD_M = 1.0
+#: a flange pose the arm reports lies within its reach (a Piper reaches 0.63 m)
+MAX_BASE_FLANGE_M = 2.0
 
 
 @dataclass(frozen=True)
@@ -90,85 +98,78 @@ class RigCalibration:
     anchor: ArmSide = "left"
 
 
-def _matrix(value: Any, shape: tuple[int, ...], where: str) -> NDArray[np.float64]:
+def _board_from(fields: Fields) -> BoardSpec:
+    unknown = sorted(set(fields.data) - {"squares_x", "squares_y", "square_m", "marker_m", "dictionary"})
+    if unknown:
+        raise fields.error(unknown[0], "is not a board setting (squares_x, squares_y, square_m, marker_m, dictionary)")
+    default = BoardSpec()
     try:
-        m = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as e:
-        raise CalibrationFileError(f"{where} must be a {shape} matrix of numbers") from e
-    if m.shape != shape or not np.all(np.isfinite(m)):
-        raise CalibrationFileError(f"{where} must be a finite {'x'.join(map(str, shape))} matrix, got shape {m.shape}")
-    return m
+        return BoardSpec(squares_x=fields.integer("squares_x", 2, 100, default=default.squares_x),
+                         squares_y=fields.integer("squares_y", 2, 100, default=default.squares_y),
+                         square_m=fields.number("square_m", 1e-3, 1.0, default=default.square_m),
+                         marker_m=fields.number("marker_m", 1e-3, 1.0, default=default.marker_m),
+                         dictionary=fields.text("dictionary", default=default.dictionary, max_len=40))
+    except ValueError as e:
+        if isinstance(e, CalibrationFileError):
+            raise
+        raise CalibrationFileError(f"{fields.file}: {fields.path or 'board'}: {e}") from e
 
 
-def _rigid(value: Any, where: str) -> NDArray[np.float64]:
-    T = _matrix(value, (4, 4), where)
-    R = T[:3, :3]
-    if not (np.allclose(R.T @ R, np.eye(3), atol=1e-4) and np.isclose(np.linalg.det(R), 1.0, atol=1e-4)
-            and np.allclose(T[3], [0, 0, 0, 1])):
-        raise CalibrationFileError(f"{where} is not a rigid transform (rotation not orthonormal or bad last row)")
-    return T
+def _camera(fields: Fields) -> tuple[NDArray[np.float64], NDArray[np.float64], int, int]:
+    """K, dist, width and height of a file's ``camera`` mapping, checked for plausibility."""
+    K = fields.matrix("K", (3, 3))
+    dist = fields.matrix("dist", (5,), bound=1e3, default=[0.0] * 5)
+    width = fields.integer("width", 1, MAX_IMAGE_PX)
+    height = fields.integer("height", 1, MAX_IMAGE_PX)
+    check_intrinsics(K, width, height, fields.file)
+    return K, dist, width, height
 
 
-def _read_yaml(path: Path, what: str) -> dict[str, Any]:
-    if not path.is_file():
-        raise CalibrationFileError(f"{what} {str(path)!r} not found")
+def _view_image(root: Path, fields: Fields, key: str) -> Path:
+    """The image a view names, which must lie inside the views folder ``root``."""
+    name = fields.text(key, max_len=1000)
+    image = root / name
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise CalibrationFileError(f"{what} {str(path)!r} is not valid YAML: {e}") from e
-    if not isinstance(data, dict):
-        raise CalibrationFileError(f"{what} {str(path)!r} must contain a mapping at the top level")
-    return data
-
-
-def _get(data: Mapping[str, Any], key: str, where: str) -> Any:
-    if key not in data:
-        raise CalibrationFileError(f"{where}: missing key {key!r}")
-    return data[key]
-
-
-def _board_from(data: Any, where: str) -> BoardSpec:
-    if not isinstance(data, dict):
-        raise CalibrationFileError(f"{where}: 'board' must be a mapping")
-    try:
-        return BoardSpec(**data)
-    except (TypeError, ValueError) as e:
-        raise CalibrationFileError(f"{where}: bad board: {e}") from e
+        inside = image.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError) as e:  # ValueError: a NUL byte in the name
+        raise fields.error(key, f"names {name!r}, which cannot be resolved: {e}") from e
+    if Path(name).is_absolute() or not inside:
+        raise fields.error(key, f"names {name!r}, which lies outside the views folder {str(root)!r}; a view's image "
+                                "is a file in that folder")
+    if not image.is_file():
+        raise fields.error(key, f"names the image {str(image)!r}, which is not found")
+    return image
 
 
 def load_views(folder: str | Path) -> CalibrationViews:
-    """Read a views folder written by `mallvi calibrate` (or by hand); raises CalibrationFileError."""
+    """Read a views folder written by `mallvi calibrate` (or by hand); raises CalibrationFileError naming the file
+    and the key."""
     root = Path(folder)
     if not root.is_dir():
         raise CalibrationFileError(f"views folder {str(root)!r} does not exist")
     path = root / VIEWS_FILE
-    data = _read_yaml(path, "views file")
-    where = str(path)
-    cam = _get(data, "camera", where)
-    views_data = _get(data, "views", where)
-    if not isinstance(cam, dict) or not isinstance(views_data, list):
-        raise CalibrationFileError(f"{where}: 'camera' must be a mapping and 'views' a list")
+    top = Fields(read_mapping(path, "views file"), str(path))
+    cam = top.mapping("camera")
     views = []
-    for i, v in enumerate(views_data):
-        w = f"{where}: views[{i}]"
+    for i, v in enumerate(top.sequence("views")):
         if not isinstance(v, dict):
-            raise CalibrationFileError(f"{w} must be a mapping")
-        try:
-            arm = parse_arm(str(_get(v, "arm", w)))
-        except ValueError as e:
-            raise CalibrationFileError(f"{w}: {e}") from e
-        image = root / str(_get(v, "image", w))
-        if not image.is_file():
-            raise CalibrationFileError(f"{w}: image {str(image)!r} not found")
-        views.append(CalibrationView(arm, image, _rigid(_get(v, "T_base_flange", w), f"{w}.T_base_flange")))
-    return CalibrationViews(
-        board=_board_from(_get(data, "board", where), where),
-        K=_matrix(_get(cam, "K", where), (3, 3), f"{where}: camera.K"),
-        dist=_matrix(cam.get("dist", [0.0] * 5), (5,), f"{where}: camera.dist"),
-        width=int(_get(cam, "width", where)),
-        height=int(_get(cam, "height", where)),
-        views=views,
-    )
+            raise top.error(f"views[{i}]", f"must be a mapping, got {type(v).__name__}")
+        view = Fields(v, top.file, f"views[{i}]")
+        arm = _arm(view, "arm")
+        image = _view_image(root, view, "image")
+        views.append(CalibrationView(arm, image, view.rigid("T_base_flange", max_translation_m=MAX_BASE_FLANGE_M)))
+    K, dist, width, height = _camera(cam)
+    return CalibrationViews(board=_board_from(top.mapping("board")), K=K, dist=dist, width=width, height=height,
+                            views=views)
+
+
+def _arm(fields: Fields, key: str) -> ArmSide:
+    try:
+        return parse_arm(fields.text(key, max_len=20))
+    except CalibrationFileError:
+        raise
+    except ValueError as e:
+        raise CalibrationFileError(f"{fields.file}: {fields.key(key)}: {e}") from e
 
 
 def save_views(folder: str | Path, views: CalibrationViews) -> Path:
@@ -207,8 +208,14 @@ def calibrate_rig(views: CalibrationViews, anchor: ArmSide, T_world_base_anchor:
         names: list[str] = []
         for v in arm_views:
             image = cv2.imread(str(v.image_path), cv2.IMREAD_COLOR)
+            views_file = v.image_path.parent / VIEWS_FILE
             if image is None:
-                raise CalibrationFileError(f"cannot read image {str(v.image_path)!r}")
+                raise CalibrationFileError(f"{views_file}: the image {v.image_path.name!r} is not an image that can "
+                                           "be read (PNG or JPEG)")
+            if image.shape[:2] != (views.height, views.width):
+                raise CalibrationFileError(f"{views_file}: the image {v.image_path.name!r} is {image.shape[1]}x"
+                                           f"{image.shape[0]} pixels, but camera.width and camera.height say "
+                                           f"{views.width}x{views.height}")
             rgb = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB), dtype=np.uint8)
             det = detect_board(rgb, views.board, views.K, views.dist)
             if det is None:
@@ -259,48 +266,63 @@ def save_rig_calibration(path: str | Path, calib: RigCalibration) -> Path:
 
 
 def load_rig_calibration(path: str | Path) -> RigCalibration:
-    """Load the YAML written by `mallvi calibrate`; CalibrationFileError names what is missing or wrong."""
+    """Load the YAML written by `mallvi calibrate`, bounded and typed (``calibration_yaml``), and refuse a
+    calibration no rig has (``plausibility``); CalibrationFileError names the file and the key."""
     p = Path(path)
-    data = _read_yaml(p, "rig calibration file")
-    where = str(p)
-    if data.get("version") != FORMAT_VERSION:
-        raise CalibrationFileError(f"{where}: unsupported version {data.get('version')!r} (expected {FORMAT_VERSION})")
-    cam = _get(data, "camera", where)
-    arms_data = _get(data, "arms", where)
-    if not isinstance(cam, dict) or not isinstance(arms_data, dict) or not arms_data:
-        raise CalibrationFileError(f"{where}: 'camera' must be a mapping and 'arms' a non-empty mapping")
+    top = Fields(read_mapping(p, "rig calibration file"), str(p))
+    version = top.data.get("version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise top.error("version", f"is an unsupported version: {str(version)[:20]!r} (expected {FORMAT_VERSION})")
+    cam = top.mapping("camera")
+    arms_data = top.mapping("arms")
+    if not arms_data.data:
+        raise top.error("arms", "must name at least one arm")
     arms: dict[ArmSide, ArmCalibration] = {}
-    for key, a in arms_data.items():
+    for key in arms_data.data:
         try:
-            side = parse_arm(str(key))
+            side = parse_arm(str(key)[:20])
         except ValueError as e:
-            raise CalibrationFileError(f"{where}: arms: {e}") from e
-        w = f"{where}: arms.{side}"
-        if not isinstance(a, dict):
-            raise CalibrationFileError(f"{w} must be a mapping")
-        res_mm, res_deg = a.get("residual_mm", {}), a.get("residual_deg", {})
-        arms[side] = ArmCalibration(
-            T_world_base=_rigid(_get(a, "T_world_base", w), f"{w}.T_world_base"),
-            T_base_cam=_rigid(_get(a, "T_base_cam", w), f"{w}.T_base_cam"),
-            T_flange_board=_rigid(a.get("T_flange_board", np.eye(4).tolist()), f"{w}.T_flange_board"),
-            n_views=int(a.get("views", 0)),
-            residual_mm_mean=float(res_mm.get("mean", math.nan)), residual_mm_max=float(res_mm.get("max", math.nan)),
-            residual_deg_mean=float(res_deg.get("mean", math.nan)),
-            residual_deg_max=float(res_deg.get("max", math.nan)),
-            reprojection_px_rms=float(a.get("reprojection_px_rms", math.nan)),
-            dropped_views=tuple(str(n) for n in a.get("dropped_views", [])),
-        )
-    try:
-        anchor = parse_arm(str(data.get("anchor", "left")))
-    except ValueError as e:
-        raise CalibrationFileError(f"{where}: anchor: {e}") from e
-    return RigCalibration(
-        T_world_cam=_rigid(_get(cam, "T_world_cam", where), f"{where}: camera.T_world_cam"),
-        K=_matrix(_get(cam, "K", where), (3, 3), f"{where}: camera.K"),
-        dist=_matrix(cam.get("dist", [0.0] * 5), (5,), f"{where}: camera.dist"),
-        width=int(_get(cam, "width", where)), height=int(_get(cam, "height", where)),
-        arms=arms, board=_board_from(data.get("board", {}), where), anchor=anchor,
+            raise CalibrationFileError(f"{top.file}: arms: {e}") from e
+        arms[side] = _arm_calibration(arms_data.mapping(str(key)))
+    anchor = _arm(top, "anchor") if top.has("anchor") else "left"
+    K, dist, width, height = _camera(cam)
+    T_world_cam = cam.rigid("T_world_cam", max_translation_m=MAX_WORLD_M)
+    check_mounts({s: a.T_world_base for s, a in arms.items()}, T_world_cam, top.file)
+    return RigCalibration(T_world_cam=T_world_cam, K=K, dist=dist, width=width, height=height, arms=arms,
+                          board=_board_from(top.mapping("board", required=False)), anchor=anchor)
+
+
+def _arm_calibration(a: Fields) -> ArmCalibration:
+    res_mm, res_deg = a.mapping("residual_mm", required=False), a.mapping("residual_deg", required=False)
+    return ArmCalibration(
+        T_world_base=a.rigid("T_world_base", max_translation_m=MAX_WORLD_M),
+        T_base_cam=a.rigid("T_base_cam", max_translation_m=MAX_BASE_CAM_M),
+        T_flange_board=a.rigid("T_flange_board", max_translation_m=MAX_FLANGE_BOARD_M, default=np.eye(4).tolist()),
+        n_views=a.integer("views", 0, 100_000, default=0),
+        residual_mm_mean=res_mm.number("mean", 0.0, 1e6, default=math.nan, allow_nan=True),
+        residual_mm_max=res_mm.number("max", 0.0, 1e6, default=math.nan, allow_nan=True),
+        residual_deg_mean=res_deg.number("mean", 0.0, 360.0, default=math.nan, allow_nan=True),
+        residual_deg_max=res_deg.number("max", 0.0, 360.0, default=math.nan, allow_nan=True),
+        reprojection_px_rms=a.number("reprojection_px_rms", 0.0, 1e6, default=math.nan, allow_nan=True),
+        dropped_views=a.texts("dropped_views"),
     )
+
+
+def calibrated_layout(calib: RigCalibration, name: str) -> ArmLayout:
+    """The arm layout a calibration was made for (its mounts), called ``name`` in messages."""
+    return ArmLayout({s: a.T_world_base for s, a in calib.arms.items()}, name)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a calibration file's bytes (what a benchmark run's identity and a resumed run compare);
+    OSError when ``path`` is not a regular file (a FIFO would never end)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path} is not a regular file")
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def mount_matrix(x_m: float, y_m: float, z_m: float, yaw_deg: float) -> NDArray[np.float64]:
