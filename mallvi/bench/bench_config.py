@@ -17,6 +17,10 @@ CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
 SINGLE_MODES = ("mallvi", "paper")
 #: a task's domain randomisation: "original" as the original benchmark's task config, "none" a plain table
 RANDOMIZATIONS = ("original", "none")
+#: the agents that look at images: the single agent, and the graph's Descriptor and Reflector (the vision model)
+VISION_AGENTS = ("single", "descriptor", "reflector")
+#: the single agent's model when neither --vlm-model nor --llm-model names one
+SINGLE_DEFAULT_MODEL = "gpt-4o-mini"
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,24 @@ class BenchConfig:
                          perception=perception, reflector=reflector, llm=llm,  # type: ignore[arg-type]
                          contingency=self.contingency)
 
+    def model_use(self) -> dict[str, str]:
+        """Which agent asks which model in this run (empty when no agent uses a model).
+
+        The single agent (also Tier 1's answerer with ``--backend llm``) asks the vision model; the graph's
+        Descriptor and Reflector ask the vision model, its other agents the text model, each where its backend is
+        llm (the Reflector only with the Reflector on).
+        """
+        single = self.llm.get("vlm_model") or self.llm.get("model") or SINGLE_DEFAULT_MODEL
+        if self.agent == "single" or (self.tier == "grounding" and self.backend == "llm" and self.agent != "expert"):
+            return {"single": single}
+        if self.agent == "expert" or self.tier == "grounding":
+            return {}
+        from mallvi.config import AGENTS
+
+        run = self.run_config(reflector=self.agent == "mallvi")
+        return {a: (run.llm.vlm_model if a in VISION_AGENTS else run.llm.llm_model)
+                for a in AGENTS if run.backend_of(a) == "llm" and (a != "reflector" or run.reflector)}
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["tasks"] = list(self.tasks)
@@ -137,4 +159,6 @@ class BenchConfig:
             ident["station"] = self.station
         if self.agent_backends:  # likewise
             ident["agent_backends"] = dict(sorted(self.agent_backends.items()))
+        if self.model_use():  # the models asked, so that a folder never mixes two models' episodes
+            ident["models"] = dict(sorted(self.model_use().items()))
         return ident
