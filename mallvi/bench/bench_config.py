@@ -23,6 +23,15 @@ VISION_AGENTS = ("single", "descriptor", "reflector")
 SINGLE_DEFAULT_MODEL = "gpt-4o-mini"
 
 
+def _without_credentials(url: str) -> str:
+    """``url`` without a user, password or query string (where a key may hide), for what is written to disk."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 @dataclass(frozen=True)
 class BenchConfig:
     """What ``mallvi bench`` was asked to run.
@@ -146,6 +155,8 @@ class BenchConfig:
         d = asdict(self)
         d["tasks"] = list(self.tasks)
         d["llm"] = {k: v for k, v in self.llm.items() if k != "api_key"}  # never write a key to disk
+        if d["llm"].get("base_url"):
+            d["llm"]["base_url"] = _without_credentials(d["llm"]["base_url"])
         return d
 
     def identity(self) -> dict[str, Any]:

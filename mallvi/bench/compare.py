@@ -94,7 +94,7 @@ def _rate(records: dict[int, dict[str, Any]]) -> dict[str, Any]:
     wins = sum(1 for r in done if r.get("success") is True)
     ci = wilson_interval(wins, len(done))
     return {"episodes": len(done), "successes": wins, "success_rate": wins / len(done) if done else None,
-            "success_ci95": None if ci is None else [round(ci[0], 4), round(ci[1], 4)]}
+            "success_ci95": None if ci is None else [round(ci[0], 6), round(ci[1], 6)]}
 
 
 def _why(rec: dict[str, Any] | None) -> str | None:

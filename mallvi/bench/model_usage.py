@@ -71,7 +71,7 @@ def _graph_agents(cfg: BenchConfig) -> list[str]:
 
 
 def describe_models(summary: Mapping[str, Any] | None) -> str:
-    """``decomposer, thinker: m1; descriptor: m2 at host`` (agents grouped by model), or ``no model``."""
+    """``decomposer, thinker: m1; descriptor: m2 (endpoint host)`` (agents grouped by model), or ``no model``."""
     if not summary:
         return "no model"
     groups: dict[str, list[str]] = {}
@@ -81,7 +81,7 @@ def describe_models(summary: Mapping[str, Any] | None) -> str:
     rules = summary.get("rules_agents")
     if rules:
         text += f"; {', '.join(rules)}: rules"
-    return text + (f" at {summary['endpoint']}" if summary.get("endpoint") else "")
+    return text + (f" (endpoint {summary['endpoint']})" if summary.get("endpoint") else "")
 
 
 def sum_usage(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:

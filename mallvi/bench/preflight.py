@@ -52,18 +52,21 @@ def endpoint_host(base_url: str | None) -> str:
     return f"{host}:{port}" if port else host
 
 
+#: the agents that read images, as a message names them
+_AGENT_NAMES = {"single": "single agent", "descriptor": "Descriptor", "reflector": "Reflector"}
+
+
 def _fix(cfg: BenchConfig, agents: list[str]) -> str:
     """What to change so that no agent that reads images asks a text-only model."""
     if "single" in agents:
         if cfg.agent == "single":
-            return ("the single agent reads the camera images: give it a vision model (--vlm-model), or score a "
-                    "text-only model with the graph: --agent mallvi --backend llm --agent-backend descriptor=rules "
+            return ("it plans from the camera images: give it a vision model (--vlm-model), or score a text-only "
+                    "model with the graph: --agent mallvi --backend llm --agent-backend descriptor=rules "
                     "--agent-backend reflector=rules")
-        return ("Tier 1 with --backend llm answers from the head image: give a vision model (--vlm-model), or use "
-                "--backend rules")
+        return "Tier 1 with --backend llm answers from the head image: give a vision model (--vlm-model)"
     flags = " ".join(f"--agent-backend {a}=rules" for a in agents)
-    return (f"the {' and '.join(agents)} read the camera image: give a vision model with --vlm-model, or keep the "
-            f"text-only model for the other agents with {flags}")
+    return (f"{' and '.join(_AGENT_NAMES[a] for a in agents)} read the camera image: give a vision model with "
+            f"--vlm-model, or keep the text-only model for the other agents with {flags}")
 
 
 def check_endpoint(cfg: BenchConfig) -> EndpointCheck | None:
@@ -110,8 +113,9 @@ def check_endpoint(cfg: BenchConfig) -> EndpointCheck | None:
             blind[model] = ([a for a in VISION_AGENTS if use.get(a) == model], check.detail)
     if blind:
         model, (agents, detail) = next(iter(blind.items()))
+        names = " and ".join(_AGENT_NAMES[a] for a in agents)
         raise UnusableModelError(f"the model {model!r} at {host} {verdicts[model]} images ({detail}), so it cannot "
-                            f"serve the {', '.join(agents)}: {_fix(cfg, agents)}")
+                                 f"serve the {names}: {_fix(cfg, agents)}")
     return EndpointCheck(host, listed, verdicts)
 
 

@@ -47,7 +47,7 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
             "episodes": agg.episodes,
             "successes": agg.successes,
             "success_rate": agg.success_rate,
-            "success_ci95": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
+            "success_ci95": None if interval is None else [round(interval[0], 6), round(interval[1], 6)],
             "indicative": agg.episodes < INDICATIVE_BELOW,
             "skipped_seeds": list(agg.skipped_seeds),
             "errors": sum(1 for r in counted if r.get("status") == "error"),

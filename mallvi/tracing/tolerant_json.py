@@ -171,28 +171,48 @@ def iter_jsonl(path: str | Path, limits: JsonLimits = DEFAULT_LIMITS) -> Iterato
     with open_regular(p) as fh:
         lineno = 0
         while True:
-            raw = fh.readline(limits.max_line_bytes + 2)
-            if not raw:
+            raw, ended, too_long = _read_line(fh, limits.max_line_bytes)
+            if raw is None:
                 return
             lineno += 1
-            ended = raw.endswith(b"\n")
-            content = raw[:-1] if ended else raw
-            if len(content) > limits.max_line_bytes:
-                while not ended:  # skip the rest of the line in bounded pieces
-                    piece = fh.readline(1 << 20)
-                    if not piece:
-                        break
-                    ended = piece.endswith(b"\n")
+            if too_long:
                 yield JsonLine(lineno, problem=f"longer than {limits.max_line_bytes:,} bytes", torn=not ended)
                 continue
-            if not content.strip():
+            if not raw.strip():
                 continue
             try:
-                value = parse_json(content.rstrip(b"\r"), limits)
+                value = parse_json(raw.rstrip(b"\r"), limits)
             except JsonLimitError as e:
                 yield JsonLine(lineno, problem=e.reason, torn=not ended)
             else:
                 yield JsonLine(lineno, value=value, torn=not ended)
+
+
+#: a line is read in pieces of this many bytes, so a line over the limit costs at most the limit and one piece
+_PIECE_BYTES = 1 << 20
+
+
+def _read_line(fh: BinaryIO, max_bytes: int) -> tuple[bytes | None, bool, bool]:
+    """(the next line without its newline or None at the end of the file, whether it ended in a newline, whether it
+    was longer than ``max_bytes``: then its bytes are skipped, not returned)."""
+    buf = bytearray()
+    while True:
+        piece = fh.readline(_PIECE_BYTES)
+        if not piece:
+            return (bytes(buf) if buf else None), False, False
+        if len(buf) + len(piece) - piece.endswith(b"\n") > max_bytes:
+            buf.clear()
+            ended = piece.endswith(b"\n")
+            while not ended:  # skip the rest of the line
+                piece = fh.readline(_PIECE_BYTES)
+                if not piece:
+                    break
+                ended = piece.endswith(b"\n")
+            return b"", ended, True
+        if piece.endswith(b"\n"):
+            buf += piece[:-1]
+            return bytes(buf), True, False
+        buf += piece
 
 
 def load_json_file(path: str | Path, limits: JsonLimits = DEFAULT_LIMITS) -> Any:
