@@ -149,3 +149,30 @@ def test_a_nan_score_becomes_null_with_the_reason(tmp_path: Path) -> None:
     assert "seeds 100001" in why["tasks.grounding_sparse.score"]
     assert any(f.startswith("cost.") for f in why)  # the infinite wall time is null too, and named
     assert "`tasks.grounding_sparse.score` is null" in (tmp_path / "table.md").read_text()
+
+
+def _texts(component: Any) -> list[str]:
+    """Every string the page shows, depth first."""
+    if isinstance(component, str):
+        return [component]
+    children = getattr(component, "children", None)
+    if children is None:
+        return []
+    items = children if isinstance(children, list | tuple) else [children]
+    return [t for c in items for t in _texts(c)]
+
+
+def test_the_viewers_bench_page_shows_the_reports_fields(tmp_path: Path) -> None:
+    from mallvi.logviz.components.bench import bench_page
+
+    write_report(_llm_cfg(), tmp_path, _records(), {"wall_s": 10.0, "episodes_run": 23})
+    shown = _texts(bench_page(tmp_path, "run", set()))
+    text = "\n".join(shown)
+    assert "models: decomposer, perceptor, grounder, thinker: m-text; descriptor, reflector: m-vision" in text
+    assert "(endpoint 127.0.0.1:8000)" in text and KEY not in text and "station: sim" in text
+    assert "33.3*" in shown and "6.1–79.2" in shown and "30.0" in shown and "14.5–51.9" in shown
+    assert "4.0 / 1000 / 100" in shown  # calls, tokens in, tokens out per episode
+    assert any(s.startswith("motion failure 4, condition missed 10 — missed: red-green |dx| (condition missed, 10×)")
+               for s in shown)
+    assert "average over these 2 task(s), the paper's over the same" in shown
+    assert "95.0" in shown and "67.0" not in shown  # GPT-5 over these two tasks, not over all fourteen
