@@ -59,6 +59,8 @@ def open_folder(path: str | Path) -> BenchFolder:
         records = own_records(p / "episodes.jsonl", scope)
     except JsonFileError as e:
         raise BenchFolderError(str(e)) from None
+    except OSError as e:
+        raise BenchFolderError(f"cannot read {p / 'episodes.jsonl'}: {e.strerror or e}") from None
     by_task: dict[str, dict[int, dict[str, Any]]] = {}
     for rec in sorted(records, key=lambda r: int(r["seed"])):
         seeds = by_task.setdefault(rec["task"], {})

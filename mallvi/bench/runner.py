@@ -133,9 +133,9 @@ def prepare_dir(cfg: BenchConfig, out_dir: Path) -> list[dict[str, Any]]:
         drop_torn_tail(episodes)
         with open(episodes, "a", encoding="utf-8"):  # fails now, not after the first episode, if unwritable
             pass
+        return own_records(episodes, scope_of(cfg))
     except OSError as e:
         raise RunDirError(f"cannot use {out_dir} as the output folder: {e.strerror or e}") from e
-    return own_records(episodes, scope_of(cfg))
 
 
 def _queues(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, _TaskQueue]:
