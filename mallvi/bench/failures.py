@@ -48,6 +48,10 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _missed(record: Mapping[str, Any]) -> list[str]:
     conditions = record.get("conditions")
     if not isinstance(conditions, list):
@@ -59,8 +63,7 @@ def _grounding(record: Mapping[str, Any]) -> tuple[str, str]:
     answers = record.get("answers")
     if not isinstance(answers, Mapping):
         return "model failure", "no parsable answer"
-    truth = record.get("truth") if isinstance(record.get("truth"), Mapping) else {}
-    assert isinstance(truth, Mapping)
+    truth = _mapping(record.get("truth"))
     wrong = [b for b, a in answers.items() if a is not None and truth.get(b) not in (None, a)]
     unanswered = [b for b, a in answers.items() if a is None]
     if wrong:
@@ -80,11 +83,9 @@ def categorize(record: Mapping[str, Any], secrets: Iterable[str] = ()) -> tuple[
     if record.get("tier") == "grounding" or "answers" in record:
         return _grounding(record)
     actions = _int(record.get("actions"))
-    report = record.get("failure_report") if isinstance(record.get("failure_report"), Mapping) else None
-    assert report is None or isinstance(report, Mapping)
+    report = _mapping(record.get("failure_report")) or None
     refused = record.get("graph_status") == "refused" or record.get("refusal_cause") is not None
-    calls = record.get("llm_calls") if isinstance(record.get("llm_calls"), Mapping) else {}
-    assert isinstance(calls, Mapping)
+    calls = _mapping(record.get("llm_calls"))
     if actions == 0:
         if record.get("refusal_cause") == "model" or any(message.startswith(m) for m in _MODEL_FAILED):
             return "model failure", in_words(message, secrets)

@@ -9,6 +9,7 @@ episodes failed (categories and the leading reasons) and one line per failed epi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mallvi.bench import anchors
@@ -39,7 +40,7 @@ def run_title(cfg: BenchConfig, models: Mapping[str, Any] | None) -> str:
     if cfg.agent in ("mallvi", "mallvi-no-reflector"):
         parts.append(f"perception {cfg.perception}")
     if cfg.station == "twin":
-        parts.append(f"station twin (calibration {cfg.calibration})")
+        parts.append(f"station twin (calibration {Path(cfg.calibration or '').name})")
     else:
         parts.append("station sim")
     return ", ".join(parts)
