@@ -6,6 +6,8 @@ Numbers are success rates in percent (Tier 1: the mean spatial score, 0-100), co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mallvi.bench.tiers import FINE_TASKS, GROUNDING_TASKS, PLANNING_TASKS, TierName
 
 #: The models printed beside our results by default (BENCHMARK.md "Anchors").
@@ -121,6 +123,16 @@ def tier_average(tier: TierName, model: str) -> float | None:
     if model not in rows:
         return None
     return rows[model][-1]
+
+
+def same_tasks_average(tier: TierName, model: str, tasks: Sequence[str]) -> tuple[float | None, int]:
+    """The paper's mean for one model over ``tasks`` only (the tasks a run ran), and over how many of them it
+    reports a figure; (None, 0) for a model the paper does not report on this tier or none of these tasks."""
+    if model not in _rows(tier):
+        return None, 0
+    scores = task_scores(tier, model)
+    present = [v for t in tasks if (v := scores.get(t)) is not None]
+    return (sum(present) / len(present) if present else None), len(present)
 
 
 def planning_group_averages(model: str) -> tuple[float | None, float | None]:

@@ -17,6 +17,19 @@ CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
 SINGLE_MODES = ("mallvi", "paper")
 #: a task's domain randomisation: "original" as the original benchmark's task config, "none" a plain table
 RANDOMIZATIONS = ("original", "none")
+#: the agents that look at images: the single agent, and the graph's Descriptor and Reflector (the vision model)
+VISION_AGENTS = ("single", "descriptor", "reflector")
+#: the single agent's model when neither --vlm-model nor --llm-model names one
+SINGLE_DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` without a user, password or query string (where a key may hide), for what is written to disk."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 @dataclass(frozen=True)
@@ -124,10 +137,30 @@ class BenchConfig:
                          perception=perception, reflector=reflector, llm=llm,  # type: ignore[arg-type]
                          contingency=self.contingency)
 
+    def model_use(self) -> dict[str, str]:
+        """Which agent asks which model in this run (empty when no agent uses a model).
+
+        The single agent (also Tier 1's answerer with ``--backend llm``) asks the vision model; the graph's
+        Descriptor and Reflector ask the vision model, its other agents the text model, each where its backend is
+        llm (the Reflector only with the Reflector on).
+        """
+        single = self.llm.get("vlm_model") or self.llm.get("model") or SINGLE_DEFAULT_MODEL
+        if self.agent == "single" or (self.tier == "grounding" and self.backend == "llm" and self.agent != "expert"):
+            return {"single": single}
+        if self.agent == "expert" or self.tier == "grounding":
+            return {}
+        from mallvi.config import AGENTS
+
+        run = self.run_config(reflector=self.agent == "mallvi")
+        return {a: (run.llm.vlm_model if a in VISION_AGENTS else run.llm.llm_model)
+                for a in AGENTS if run.backend_of(a) == "llm" and (a != "reflector" or run.reflector)}
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["tasks"] = list(self.tasks)
         d["llm"] = {k: v for k, v in self.llm.items() if k != "api_key"}  # never write a key to disk
+        if d["llm"].get("base_url"):
+            d["llm"]["base_url"] = _without_credentials(d["llm"]["base_url"])
         return d
 
     def identity(self) -> dict[str, Any]:
@@ -142,6 +175,8 @@ class BenchConfig:
             ident["calibration_sha256"] = self.calibration_sha256  # the calibration's content, not only its path
         if self.agent_backends:  # likewise
             ident["agent_backends"] = dict(sorted(self.agent_backends.items()))
+        if self.model_use():  # the models asked, so that a folder never mixes two models' episodes
+            ident["models"] = dict(sorted(self.model_use().items()))
         return ident
 
 

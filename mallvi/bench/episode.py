@@ -170,6 +170,7 @@ def seed_global_rngs(seed: int) -> None:
 
 
 def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, clock: CostClock) -> dict[str, Any]:
+    agent: Any = None
     try:
         with clock.phase("setup"):
             agent = make_agent(cfg, task)
@@ -181,7 +182,8 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, cloc
         if isinstance(task, GroundingTask):
             stats = run_grounding(task, world, agent, trace)
             score = task.score(world, stats.answers)
-            return _stats_record(stats, success=score >= 100.0 - 1e-9, score=score, truth=task.truth(world))
+            return _stats_record(stats, success=score >= 100.0 - 1e-9, score=score, truth=task.truth(world),
+                                 **_llm_calls(agent))
         if hasattr(agent, "run_episode"):
             stats = agent.run_episode(task, world, trace)
         elif task.tier == "fine":
@@ -190,7 +192,7 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, cloc
             freeze = cfg.agent == "single" and cfg.single_mode == "paper"
             stats = run_planning(task, world, agent, trace, freeze_after_plan_failure=freeze)
         evaluation = task.evaluate(world)
-        rec = _stats_record(stats, success=evaluation.success, score=None)
+        rec = _stats_record(stats, success=evaluation.success, score=None, **_llm_calls(agent))
         if not evaluation.success:  # which condition failed, by how much (ManiSkill's ``evaluate`` style)
             rec["conditions"] = evaluation.to_json()
         return rec
@@ -200,7 +202,13 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, cloc
         log.exception("episode %s/%s failed with an exception", task.name, cfg.agent)
         trace.emit("error", where="bench.episode", message=traceback.format_exc(limit=5))
         return {"status": "error", "success": False, "score": 0.0 if isinstance(task, GroundingTask) else None,
-                "message": f"{type(e).__name__}: {e}"}  # fmt: skip
+                "message": f"{type(e).__name__}: {e}", **_llm_calls(agent)}  # fmt: skip
+
+
+def _llm_calls(agent: Any) -> dict[str, Any]:
+    """A turn-based agent's model calls (the single agent keeps ``llm_calls``); the graph's come in its stats."""
+    calls = getattr(agent, "llm_calls", None)
+    return {"llm_calls": dict(calls)} if isinstance(calls, dict) else {}
 
 
 def _stats_record(stats: EpisodeStats, *, success: bool, score: float | None, **extra: Any) -> dict[str, Any]:

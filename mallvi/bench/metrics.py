@@ -1,4 +1,4 @@
-"""Scores and rates: the Tier 1 Gaussian-weighted spatial score and per-task aggregates."""
+"""Scores and rates: the Tier 1 Gaussian-weighted spatial score, per-task aggregates and their 95% intervals."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from mallvi.contracts.geometry import ArmSide
 
 #: Tier 1 tolerance: a wrong arm for a block near the centre line costs little, far from it costs all.
 SPATIAL_SIGMA_M = 0.025
+#: the normal quantile of a two-sided 95% interval
+Z_95 = 1.959963984540054
+#: below this many episodes a rate is shown as indicative only: its 95% interval is wider than ±0.2 near 50%
+INDICATIVE_BELOW = 20
 
 
 def correct_arm(x_world_m: float) -> ArmSide:
@@ -67,9 +71,37 @@ def aggregate(episodes: Iterable[Mapping[str, object]]) -> TaskAggregate:
             done.append(ep)
     n = len(done)
     wins = sum(1 for ep in done if ep.get("success") is True)
-    scores = [float(s) for ep in done if isinstance(s := ep.get("score"), int | float)]
+    scores = [float(s) for ep in done if isinstance(s := ep.get("score"), int | float) and math.isfinite(s)]
     score = sum(scores) / len(scores) if scores and len(scores) == n else None
     return TaskAggregate(n, wins, wins / n if n else 0.0, score, tuple(sorted(skipped)))
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """The Wilson score interval of a success rate (0..1), 95% by default; None without episodes.
+
+    Unlike rate ± z·SE it stays inside [0, 1] and does not shrink to nothing at 0 of n or n of n.
+    """
+    if n <= 0:
+        return None
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be within 0..{n}, got {successes}")
+    p = successes / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(values: Sequence[float], z: float = Z_95, bounds: tuple[float, float] = (0.0, 100.0)
+                  ) -> tuple[float, float] | None:
+    """A normal-approximation 95% interval of a mean (mean ± z·s/√n, clipped to ``bounds``); None below 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = z * sd / math.sqrt(n)
+    return max(bounds[0], mean - half), min(bounds[1], mean + half)
 
 
 def mean_or_none(values: Sequence[float | None]) -> float | None:

@@ -1,44 +1,78 @@
-"""results.json and table.md: our per-task results beside the paper's (Tables 1-3), with tier averages."""
+"""results.json and table.md: an evaluation report to cite, per task and per tier, beside the paper's figures.
+
+Per task: episodes, the success rate with its 95% Wilson interval (a mark below ``INDICATIVE_BELOW`` episodes),
+Tier 1's mean score with its interval, the model's calls, tokens and latency per episode and per success, the
+failures by category with the leading reasons in words, the Station and the privileged inputs. Per tier: the
+models and endpoint host, our average and the paper's averaged over the same tasks only. ``report_table`` renders
+the markdown; the fields are listed in docs/benchmark.md ("Output folder").
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from mallvi.bench import anchors
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import cost_totals
-from mallvi.bench.metrics import aggregate, mean_or_none
+from mallvi.bench.failures import breakdown, categorize, in_words
+from mallvi.bench.metrics import INDICATIVE_BELOW, aggregate, mean_interval, mean_or_none, wilson_interval
+from mallvi.bench.model_usage import model_usage, models_summary, sum_usage
+from mallvi.bench.report_table import ours_figure, render_table, run_title
 from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL
+
+
+def _secrets(cfg: BenchConfig) -> tuple[str, ...]:
+    key = cfg.run_config().llm.api_key if cfg.model_use() else ""
+    return (key,) if key else ()
 
 
 def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-task aggregates of this run's tasks (only the episodes of the configured seed range count)."""
     tasks: dict[str, Any] = {}
+    secrets = _secrets(cfg)
     for task in cfg.tasks:
         recs = sorted((r for r in records if r["task"] == task), key=lambda r: int(r["seed"]))
         counted = [r for r in recs if r.get("status") != "skipped"][: cfg.episodes]
         last_seed = int(counted[-1]["seed"]) if counted else cfg.seed_start - 1
         skipped = [r for r in recs if r.get("status") == "skipped" and int(r["seed"]) <= last_seed]
         agg = aggregate(counted + skipped)
+        interval = wilson_interval(agg.successes, agg.episodes)
+        failed = [r for r in counted if not r.get("success")]
+        why = breakdown(failed, secrets)
         entry: dict[str, Any] = {
             "paper_id": PAPER_IDS.get(task, task),
             "episodes": agg.episodes,
             "successes": agg.successes,
             "success_rate": agg.success_rate,
+            "success_ci95": None if interval is None else [round(interval[0], 6), round(interval[1], 6)],
+            "indicative": agg.episodes < INDICATIVE_BELOW,
             "skipped_seeds": list(agg.skipped_seeds),
             "errors": sum(1 for r in counted if r.get("status") == "error"),
             "seeds": [int(r["seed"]) for r in counted],
-            "mean_actions": mean_or_none([float(r.get("actions", 0)) for r in counted]),
-            "refusals": sum(int(r.get("refusals", 0)) for r in counted),
+            "mean_actions": mean_or_none([_finite_or_none(r.get("actions", 0)) for r in counted]),
+            "refusals": sum(int(r.get("refusals", 0) or 0) for r in counted),
             "complete": agg.episodes >= cfg.episodes,
+            "stations": sorted({str(r["station"]) for r in counted if r.get("station")}),
+            "privileged": sorted({str(p) for r in counted for p in r.get("privileged") or []}),
+            "llm": model_usage(counted),
+            "failure_categories": why["by_category"],
+            "leading_reasons": why["leading_reasons"],
             "cost": cost_totals(counted),
-            "failures": [_failure(r) for r in counted if not r.get("success")],
+            "failures": [_failure(r, secrets) for r in failed],
             "randomization": randomization_summary(counted),
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score
+            scores = [float(r["score"]) for r in counted if _finite_or_none(r.get("score")) is not None]
+            ci = mean_interval(scores) if agg.score is not None else None
+            entry["score_ci95"] = None if ci is None else [round(ci[0], 3), round(ci[1], 3)]
+            bad = [int(r["seed"]) for r in counted if _finite_or_none(r.get("score")) is None]
+            if bad and agg.score is None:
+                entry["score_null_because"] = (f"{len(bad)} episode(s) have no finite score (seeds "
+                                               f"{', '.join(map(str, bad[:10]))}); the mean is not defined")
         entry["paper"] = {
             m: anchors.task_scores(cfg.tier, m).get(task)
             for m in anchors.DEFAULT_ANCHOR_MODELS
@@ -48,13 +82,20 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
     return tasks
 
 
+def _finite_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
 def randomization_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Which domain randomisation the episodes ran: the profile(s), whether the table was cluttered, and the
     number of distractors placed (min, mean, max over the episodes); None when no record says."""
     doms = [r["randomization"] for r in records if isinstance(r.get("randomization"), dict)]
     if not doms:
         return None
-    counts = [int(d["distractors"]["count"]) for d in doms if isinstance(d.get("distractors"), dict)]
+    counts = [int(d["distractors"]["count"]) for d in doms if isinstance(d.get("distractors"), dict)
+              and isinstance(d["distractors"].get("count"), int)]  # fmt: skip
     out: dict[str, Any] = {
         "profiles": sorted({str(d.get("profile")) for d in doms}),
         "cluttered": any(bool(d.get("cluttered")) for d in doms),
@@ -66,31 +107,18 @@ def randomization_summary(records: list[dict[str, Any]]) -> dict[str, Any] | Non
     return out
 
 
-def _failure(record: dict[str, Any]) -> dict[str, Any]:
-    """A failed episode: its seed, status and the success conditions that did not hold (or the error message)."""
-    out: dict[str, Any] = {"seed": int(record["seed"]), "status": record.get("status")}
-    failed = [c for c in record.get("conditions") or [] if not c.get("held")]
+def _failure(record: dict[str, Any], secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A failed episode: its seed, status, category and reason in words, and the success conditions that did not
+    hold (or the error message)."""
+    category, reason = categorize(record, secrets)
+    out: dict[str, Any] = {"seed": int(record["seed"]), "status": record.get("status"), "category": category,
+                           "reason": reason}
+    failed = [c for c in record.get("conditions") or [] if isinstance(c, dict) and not c.get("held")]
     if failed:
         out["failed_conditions"] = failed
-    elif record.get("message"):
-        out["message"] = str(record["message"])
+    if record.get("message"):
+        out["message"] = in_words(record["message"], secrets)
     return out
-
-
-def describe_failure(failure: dict[str, Any]) -> str:
-    """One line per failed episode: each condition that missed, with measurement, limit and miss."""
-    parts = []
-    for c in failure.get("failed_conditions", []):
-        text = str(c.get("name"))
-        if "measured" in c and "limit" in c:
-            unit = c.get("unit") or ""
-            text += f" {c['measured']:.4g}{unit} ({c.get('kind')} {c['limit']:.4g}{unit})"
-            if "miss" in c:
-                text += f", missed by {c['miss']:.3g}{unit}"
-        parts.append(text)
-    if not parts:
-        parts.append(str(failure.get("message") or failure.get("status") or "no condition recorded"))
-    return "; ".join(parts)
 
 
 def privileged_note(cfg: BenchConfig) -> str | None:
@@ -106,9 +134,34 @@ def privileged_note(cfg: BenchConfig) -> str | None:
 
 def tier_average(cfg: BenchConfig, tasks: dict[str, Any]) -> float | None:
     """Ours, in percent: mean score (Tier 1) or mean success rate × 100 over the tasks run."""
-    key = "score" if cfg.tier == "grounding" else "success_rate"
-    scale = 1.0 if cfg.tier == "grounding" else 100.0
-    return mean_or_none([None if t[key] is None else t[key] * scale for t in tasks.values() if t["episodes"]])
+    return mean_or_none([ours_figure(cfg.tier, t) for t in tasks.values() if t["episodes"]])
+
+
+def averages(cfg: BenchConfig, tasks: dict[str, Any]) -> dict[str, Any]:
+    """Ours and each anchor model's, over the same tasks (those run with at least one episode); for Tier 2 also per
+    group (independent, sequential). ``paper_partial`` lists models the paper reports on only some of them."""
+
+    def over(names: list[str]) -> dict[str, Any]:
+        paper: dict[str, float | None] = {}
+        partial = []
+        for m in anchors.DEFAULT_ANCHOR_MODELS:
+            if m not in anchors.models(cfg.tier):
+                continue
+            avg, n = anchors.same_tasks_average(cfg.tier, m, names)
+            paper[m] = None if avg is None else round(avg, 3)
+            if 0 < n < len(names):
+                partial.append(m)
+        ours = mean_or_none([ours_figure(cfg.tier, tasks[t]) for t in names])
+        return {"tasks": names, "ours": ours, "paper": paper, "paper_partial": partial}
+
+    ran = [t for t, v in tasks.items() if v["episodes"]]
+    out = {"all": over(ran)}
+    if cfg.tier == "planning":
+        for label, group in (("independent", PLANNING_INDEPENDENT), ("sequential", PLANNING_SEQUENTIAL)):
+            names = [t for t in ran if t in group]
+            if names:
+                out[label] = over(names)
+    return out
 
 
 def privileged_inputs(records: list[dict[str, Any]]) -> list[str]:
@@ -116,97 +169,61 @@ def privileged_inputs(records: list[dict[str, Any]]) -> list[str]:
     return sorted({str(p) for r in records for p in r.get("privileged") or []})
 
 
+def station_summary(cfg: BenchConfig) -> dict[str, Any]:
+    """The Station the episodes ran on, in words; the twin's calibration file by name."""
+    if cfg.station == "twin":
+        return {"name": "twin", "calibration": Path(cfg.calibration or "").name or None,
+                "description": "the rig's drivers, camera and skills on a simulated twin of each scene"}
+    return {"name": "sim", "calibration": None, "description": "the simulator's Station"}
+
+
+def finite_json(value: Any, path: str = "", nulls: list[dict[str, str]] | None = None) -> Any:
+    """``value`` with every NaN or infinite number replaced by None; each replacement's path appended to
+    ``nulls`` (so that results.json is valid JSON and says why a figure is missing)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if nulls is not None:
+            nulls.append({"field": path, "why": f"the records gave {value!r}, which is not a number JSON can hold"})
+        return None
+    if isinstance(value, dict):
+        return {k: finite_json(v, f"{path}.{k}" if path else str(k), nulls) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v, f"{path}[{i}]", nulls) for i, v in enumerate(value)]
+    return value
+
+
 def write_report(
     cfg: BenchConfig, out_dir: Path, records: list[dict[str, Any]], run_stats: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write results.json and table.md; return the results."""
+    """Write results.json and table.md; return the results (the same as written: numbers finite or null)."""
     tasks = summarize(cfg, records)
+    counted = [r for r in records if r["task"] in tasks and r.get("status") != "skipped"]
     wall_s = float(run_stats.get("wall_s", 0.0))
     n_run = int(run_stats.get("episodes_run", 0))
-    results = {
+    failed = [r for r in counted if not r.get("success")]
+    why = breakdown(failed, _secrets(cfg))
+    endpoint = run_stats.get("endpoint") if isinstance(run_stats.get("endpoint"), dict) else None
+    results: dict[str, Any] = {
+        "title": run_title(cfg, models_summary(cfg)),
         "config": cfg.to_json(),
+        "models": models_summary(cfg, endpoint),
+        "station": station_summary(cfg),
+        "interval": "Wilson score interval, 95%",
+        "indicative_below": INDICATIVE_BELOW,
         "tasks": tasks,
         "tier_average": tier_average(cfg, tasks),
-        "privileged": privileged_inputs(records),
+        "averages": averages(cfg, tasks),
+        "llm": sum_usage(t["llm"] for t in tasks.values()),
+        "failure_categories": why["by_category"],
+        "leading_reasons": why["leading_reasons"],
+        "privileged": privileged_inputs(counted),
         "privileged_note": privileged_note(cfg),
-        "cost": cost_totals([r for r in records if r["task"] in tasks and r.get("status") != "skipped"]),
+        "cost": cost_totals(counted),
         "run": {**run_stats, "episodes_per_minute": (60.0 * n_run / wall_s) if wall_s > 0 and n_run else None},
     }
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "table.md").write_text(render_table(cfg, tasks), encoding="utf-8")
+    nulls: list[dict[str, str]] = [{"field": f"tasks.{k}.score", "why": v["score_null_because"]}
+                                   for k, v in tasks.items() if v.get("score_null_because")]  # fmt: skip
+    results = finite_json(results, nulls=nulls)
+    results["null_values"] = nulls
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    (out_dir / "table.md").write_text(render_table(cfg, results), encoding="utf-8")
     return results
-
-
-MODE_NOTES = {
-    "mallvi": "mode mallvi: a failed motion plan is a failed action, reported to the planner",
-    "paper": "mode paper: as the original benchmark's code, a failed motion plan is reported as succeeded and every "
-    "later motion of the episode does nothing",
-}
-
-
-def _mode_lines(cfg: BenchConfig) -> list[str]:
-    """Which single-agent mode produced the table (Tier 2 single-agent runs only)."""
-    if cfg.agent != "single" or cfg.tier != "planning":
-        return []
-    return [f"Single agent, {MODE_NOTES[cfg.single_mode]}.", ""]
-
-
-def _randomization_line(cfg: BenchConfig, tasks: dict[str, Any]) -> str:
-    """One sentence on the domain randomisation the episodes ran."""
-    if cfg.randomization == "none":
-        return "Domain randomisation: none (plain table, no distractors; table height offset only)."
-    cluttered = [f"{k} ({v['randomization']['distractors']['mean']:.1f})" for k, v in tasks.items()
-                 if (v.get("randomization") or {}).get("distractors")]  # fmt: skip
-    text = "Domain randomisation: the original's per task (table texture, light colours, table height offset)"
-    return text + (f"; distractors, mean per episode: {', '.join(cluttered)}." if cluttered else "; no clutter.")
-
-
-def _fmt(v: float | None, digits: int = 1) -> str:
-    return "—" if v is None else f"{v:.{digits}f}"
-
-
-def render_table(
-    cfg: BenchConfig, tasks: dict[str, Any], models: tuple[str, ...] = anchors.DEFAULT_ANCHOR_MODELS
-) -> str:
-    """Markdown: one row per task (ours with n, then the paper's models), then the averages."""
-    tier = cfg.tier
-    shown = [m for m in models if m in anchors.models(tier)]
-    unit = "mean spatial score (0-100)" if tier == "grounding" else "success rate (%)"
-    lines = [
-        f"# ST-BiBench {tier}: {cfg.agent} (backend {cfg.backend}, perception {cfg.perception}) vs the paper",
-        "",
-        *_mode_lines(cfg),
-        f"{unit}; ours over n episodes from seed {cfg.seed_start}; paper: 100 episodes per task.",
-        _randomization_line(cfg, tasks),
-        "",
-        "| task | id | ours | n | " + " | ".join(shown) + " |",
-        "|---|---|---|---|" + "---|" * len(shown),
-    ]
-    note = privileged_note(cfg)
-    if note:
-        at = next(i for i, line in enumerate(lines) if line.startswith("| task"))
-        lines[at:at] = [f"**{note}**: not comparable with the paper's models, which see an RGB image.", ""]
-    for task, t in tasks.items():
-        ours = t["score"] if tier == "grounding" else (100.0 * t["success_rate"] if t["episodes"] else None)
-        cells = [_fmt(anchors.task_scores(tier, m).get(task)) for m in shown]
-        lines.append(f"| {task} | {t['paper_id']} | {_fmt(ours)} | {t['episodes']} | " + " | ".join(cells) + " |")
-    if tier == "planning":
-        for label, group in (("independent avg", PLANNING_INDEPENDENT), ("sequential avg", PLANNING_SEQUENTIAL)):
-            ran = {k: v for k, v in tasks.items() if k in group}
-            if ran:
-                ours_avg = tier_average(cfg, ran)
-                idx = 0 if label.startswith("independent") else 1
-                cells = [_fmt(anchors.planning_group_averages(m)[idx]) for m in shown]
-                lines.append(f"| **{label}** | | {_fmt(ours_avg)} | | " + " | ".join(cells) + " |")
-    cells = [_fmt(anchors.tier_average(tier, m)) for m in shown]
-    lines.append(f"| **tier average** | | {_fmt(tier_average(cfg, tasks))} | | " + " | ".join(cells) + " |")
-    lines += ["", "The paper's averages cover all of its tasks; ours cover the tasks run here."]
-    skipped = {k: v["skipped_seeds"] for k, v in tasks.items() if v["skipped_seeds"]}
-    if skipped:
-        lines.append("Seeds skipped because their scene could not be set up: " +
-                     "; ".join(f"{k}: {', '.join(map(str, s))}" for k, s in skipped.items()) + ".")  # fmt: skip
-    failed = [(k, f) for k, v in tasks.items() for f in v.get("failures", [])]
-    if failed and tier != "grounding":
-        lines += ["", "## Failed episodes (the success conditions that did not hold)", ""]
-        lines += [f"- {k} seed {f['seed']}: {describe_failure(f)}" for k, f in failed]
-    return "\n".join(lines) + "\n"

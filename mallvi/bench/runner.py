@@ -26,7 +26,10 @@ from typing import Any
 
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import preload, run_episode
+from mallvi.bench.preflight import check_endpoint, connect_ray, ray_endpoint
 from mallvi.bench.report import write_report
+from mallvi.bench.run_records import SEED_LIMIT, RecordScope, drop_torn_tail, is_regular_or_missing, own_records
+from mallvi.tracing.tolerant_json import JsonFileError, load_json_file
 
 log = logging.getLogger(__name__)
 
@@ -65,55 +68,8 @@ class RunDirError(ValueError):
     """The output directory holds a run with different settings."""
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The records of episodes.jsonl. A torn last line (a killed writer) is ignored; a damaged line elsewhere is
-    skipped with a warning that names the file and line (its episode runs again)."""
-    if not path.exists():
-        return []
-    out = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.endswith("\n"):
-                break
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                log.warning("%s line %d is not a JSON record (%s); its episode will run again", path, lineno, e)
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("task"), str) or not _is_seed(record):
-                log.warning("%s line %d is not an episode record; its episode will run again", path, lineno)
-                continue
-            out.append(record)
-    return out
-
-
-def drop_torn_tail(path: Path) -> int:
-    """Cut a last line without its newline (left by a kill mid-write) so that appends start on a fresh line;
-    returns how many bytes were dropped."""
-    try:
-        with open(path, "rb+") as fh:
-            data = fh.read()
-            keep = data.rfind(b"\n") + 1
-            if keep == len(data):
-                return 0
-            fh.truncate(keep)
-    except FileNotFoundError:
-        return 0
-    log.warning("%s ended in a torn line (%d bytes, from an interrupted run); dropped it", path, len(data) - keep)
-    return len(data) - keep
-
-
-def _is_seed(record: dict[str, Any]) -> bool:
-    seed = record.get("seed")
-    return isinstance(seed, int) and not isinstance(seed, bool)
-
-
 #: more episodes per task than this is a typing error (the paper runs 100)
 MAX_EPISODES = 100_000
-#: seeds are 32-bit (numpy's generators and the scene builders take them modulo nothing)
-SEED_LIMIT = 2**32
 
 
 def check_available(cfg: BenchConfig) -> None:
@@ -136,33 +92,54 @@ def check_available(cfg: BenchConfig) -> None:
             raise ValueError(f"the expert has no script for {', '.join(missing)}")
 
 
+def scope_of(cfg: BenchConfig) -> RecordScope:
+    """What the run's own episode records look like (``run_records.own_records``)."""
+    return RecordScope(cfg.tier, cfg.tasks, cfg.agent, cfg.seed_start)
+
+
+def same_run(old: Any, new: dict[str, Any]) -> bool:
+    """Whether a folder's stored identity is this run's: equal, where a folder written before the models were part
+    of the identity matches on everything else."""
+    if not isinstance(old, dict):
+        return False
+    if "models" not in old:
+        new = {k: v for k, v in new.items() if k != "models"}
+    return old == new
+
+
 def prepare_dir(cfg: BenchConfig, out_dir: Path) -> list[dict[str, Any]]:
-    """Create or reopen DIR; returns the records already there (a torn last record is dropped from the file).
+    """Create or reopen DIR; returns the run's own records already there (a torn last record is dropped from the
+    file; records that are not the run's own are warned about and not counted, see ``run_records.own_records``).
 
     Raises:
         RunDirError: DIR holds a run with other settings, its run.json is unreadable, or DIR cannot be written.
     """
     run_json = out_dir / "run.json"
+    episodes = out_dir / "episodes.jsonl"
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        for path in (run_json, episodes):
+            if not is_regular_or_missing(path):  # a FIFO would block the bench forever
+                raise RunDirError(f"{path} is not a regular file; use another --out directory")
         if run_json.exists():
             try:
-                old = json.loads(run_json.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise RunDirError(f"{run_json} is damaged ({e}); repair it or use another --out directory") from e
-            if not isinstance(old, dict) or old.get("identity") != cfg.identity():
+                old = load_json_file(run_json)
+            except JsonFileError as e:
+                raise RunDirError(f"{run_json} is damaged ({e.reason}"
+                                  f"{'' if e.line is None else f' at line {e.line}'}); repair it or use another "
+                                  "--out directory") from None
+            if not same_run(old.get("identity") if isinstance(old, dict) else old, cfg.identity()):
                 identity = old.get("identity") if isinstance(old, dict) else old
                 raise RunDirError(f"{out_dir} holds a run with other settings ({identity}); "
                                   "use another --out directory")
         else:
+            out_dir.mkdir(parents=True, exist_ok=True)
             run_json.write_text(json.dumps({"identity": cfg.identity(), "config": cfg.to_json()}, indent=2) + "\n")
-        episodes = out_dir / "episodes.jsonl"
         drop_torn_tail(episodes)
         with open(episodes, "a", encoding="utf-8"):  # fails now, not after the first episode, if unwritable
             pass
+        return own_records(episodes, scope_of(cfg))
     except OSError as e:
         raise RunDirError(f"cannot use {out_dir} as the output folder: {e.strerror or e}") from e
-    return read_records(episodes)
 
 
 def _queues(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, _TaskQueue]:
@@ -264,11 +241,21 @@ def run_bench(
     """Run (or resume) a benchmark; returns the results.json content.
 
     ``workers`` defaults to ``default_workers()``; no more local workers start than there are episodes to run.
+    Before anything is written: the settings are checked (ValueError), the model endpoint is asked once
+    (``preflight.check_endpoint``: ``ServiceUnavailableError`` when it does not answer, ``UnusableModelError`` when
+    an agent that reads images would ask a text-only model) and the Ray cluster is connected
+    (``preflight.connect_ray``: ValueError for a malformed address, ``ServiceUnavailableError`` when it does not
+    answer).
     """
-    workers = default_workers() if workers is None else workers
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     check_available(cfg)
+    if ray_address:
+        ray_endpoint(ray_address)  # its form first: a typing error costs no endpoint question
+    endpoint = check_endpoint(cfg)
+    if ray_address:
+        connect_ray(ray_address)
+    workers = default_workers() if workers is None else workers
     out = Path(out_dir)
     records = prepare_dir(cfg, out)
     queues = _queues(cfg, records)
@@ -302,9 +289,12 @@ def run_bench(
     else:
         _run_pool(cfg, out, queues, finished, finish, workers)
     wall_s = time.perf_counter() - t0
-    all_records = read_records(out / "episodes.jsonl")
+    all_records = own_records(out / "episodes.jsonl", scope_of(cfg))
     return write_report(cfg, out, all_records, run_stats={"wall_s": wall_s, "episodes_run": len(ran),
-                                                          "workers": workers, "ray_address": ray_address})  # fmt: skip
+                                                          "workers": workers, "ray_address": ray_address,
+                                                          "endpoint": None if endpoint is None else {
+                                                              "host": endpoint.endpoint,
+                                                              "vision": endpoint.vision}})  # fmt: skip
 
 
 def _wins(records: list[dict[str, Any]], tasks: tuple[str, ...]) -> int:

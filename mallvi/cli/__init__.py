@@ -10,10 +10,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from mallvi.cli import cmd_bench, cmd_calibrate, cmd_doctor, cmd_perceive, cmd_run, cmd_viz
+from mallvi.cli import cmd_bench, cmd_calibrate, cmd_compare, cmd_doctor, cmd_perceive, cmd_run, cmd_tasks, cmd_viz
 from mallvi.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, UsageError, safe
 
-COMMANDS = (cmd_doctor, cmd_viz, cmd_calibrate, cmd_run, cmd_bench, cmd_perceive)
+COMMANDS = (cmd_doctor, cmd_viz, cmd_calibrate, cmd_run, cmd_bench, cmd_compare, cmd_tasks, cmd_perceive)
 
 
 def build_parser() -> Parser:

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from mallvi.cli.common import EXIT_FAILED, EXIT_OK, UsageError, native_stdout_to_stderr
+from mallvi.cli.common import EXIT_FAILED, EXIT_OK, EXIT_UNAVAILABLE, UsageError, native_stdout_to_stderr, safe
 
 
 def register(sub: Any) -> None:
@@ -110,6 +110,7 @@ def progress_printer(quiet: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mallvi.bench.preflight import ServiceUnavailableError
     from mallvi.bench.runner import RunDirError, run_bench
 
     try:
@@ -117,13 +118,16 @@ def run(args: argparse.Namespace) -> int:
         with native_stdout_to_stderr():  # the motion planner's C++ code writes notices to fd 1
             results = run_bench(cfg, args.out, workers=args.workers, ray_address=args.ray_address,
                                 on_progress=progress_printer(args.quiet))
-    except (ValueError, RunDirError) as e:
+    except (ValueError, RunDirError) as e:  # bad input, a model that cannot serve the run (UnusableModelError)
         raise UsageError(str(e)) from e
+    except ServiceUnavailableError as e:
+        print(f"mallvi: {safe(str(e))}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         with open(f"{args.out}/table.md", encoding="utf-8") as fh:
-            print(fh.read(), end="")
+            print(safe(fh.read()), end="")
         if results.get("cost"):
             from mallvi.bench.cost import format_totals
 

@@ -16,7 +16,8 @@ import pytest
 
 from mallvi.bench import runner
 from mallvi.bench.bench_config import BenchConfig
-from mallvi.bench.runner import RunDirError, _jobs, _queues, default_workers, prepare_dir, read_records, run_bench
+from mallvi.bench.run_records import read_records
+from mallvi.bench.runner import RunDirError, _jobs, _queues, default_workers, prepare_dir, run_bench
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
 

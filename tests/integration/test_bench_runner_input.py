@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mallvi.bench.bench_config import BenchConfig
-from mallvi.bench.runner import RunDirError, _drain, _queues, prepare_dir, read_records, run_bench
+from mallvi.bench.run_records import read_records
+from mallvi.bench.runner import RunDirError, _drain, _queues, prepare_dir, run_bench
 from mallvi.cli import main
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
@@ -83,7 +84,8 @@ def test_a_torn_last_record_is_dropped_and_the_run_goes_on(tmp_path: Path) -> No
 def test_a_damaged_middle_record_is_skipped_by_name(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     prepare_dir(_cfg(2), tmp_path)
     good = {"task": TASK, "seed": 100000, "status": "done", "success": True}
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(good) + '\n{"task": "pl\n' + json.dumps(good) + "\n")
+    other = {**good, "seed": 100001}
+    (tmp_path / "episodes.jsonl").write_text(json.dumps(good) + '\n{"task": "pl\n' + json.dumps(other) + "\n")
     with pytest.raises(RunDirError):
         prepare_dir(_cfg(2, seed_start=7), tmp_path)
     assert len(prepare_dir(_cfg(2), tmp_path)) == 2

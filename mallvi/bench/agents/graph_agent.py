@@ -68,4 +68,5 @@ class GraphAgent:
         )  # fmt: skip
         if result.refusal:
             stats.extra["message"] = result.refusal
+            stats.extra["refusal_cause"] = result.refusal_cause
         return stats

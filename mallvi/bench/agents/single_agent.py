@@ -30,7 +30,7 @@ from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, task_object_names
-from mallvi.graph.backends.llm.errors import describe
+from mallvi.graph.backends.llm.errors import describe, token_count
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,9 @@ class SingleAgent:
         self.model = model
         self.example_dir = example_dir  # a folder of <task>.png example images (the original's script/example_img)
         self.trace: TraceWriter | None = None  # set by the episode runner; every call is recorded there
+        #: this episode's model calls, summed as the graph's ``llm_calls`` (the episode record carries them)
+        self.llm_calls: dict[str, Any] = {"calls": 0, "failed": 0, "tokens_in": 0, "tokens_out": 0,
+                                          "latency_s": 0.0, "by_node": {}}
 
     @staticmethod
     def from_config(cfg: BenchConfig) -> SingleAgent:
@@ -202,9 +205,16 @@ class SingleAgent:
         return out
 
     def _record(self, prompt: str, response: str, latency_s: float, usage: Any, error: str | None) -> None:
+        usage = usage or {}
+        calls = self.llm_calls
+        calls["calls"] += 1
+        calls["failed"] += int(error is not None)
+        calls["tokens_in"] += token_count(usage.get("input_tokens"))
+        calls["tokens_out"] += token_count(usage.get("output_tokens"))
+        calls["latency_s"] += latency_s
+        calls["by_node"]["single"] = calls["by_node"].get("single", 0) + 1
         if self.trace is None:
             return
-        usage = usage or {}
         self.trace.emit("llm_call", node="single", model=self.model, prompt=prompt, response=response,
                         latency_s=latency_s, tokens_in=usage.get("input_tokens"), tokens_out=usage.get("output_tokens"),
                         error=error)  # fmt: skip

@@ -28,6 +28,11 @@ class TaskRow:
     success_rate: float | None = None  # 0..1
     score: float | None = None  # Tier 1 mean spatial score, 0..100
     paper: dict[str, float | None] = field(default_factory=dict)  # model -> % (from results.json)
+    interval: tuple[float, float] | None = None  # 95% interval of our figure, in its unit (%, or the score)
+    indicative: bool = False  # fewer episodes than results.json's ``indicative_below``
+    llm_per_episode: dict[str, float] = field(default_factory=dict)  # calls, tokens_in, tokens_out, latency_s
+    failures: dict[str, int] = field(default_factory=dict)  # category -> episodes
+    top_reason: str | None = None  # the leading reason a failed episode gave, in words
 
 
 def parse_results(results: Any) -> tuple[str, list[TaskRow]]:
@@ -63,9 +68,31 @@ def parse_results(results: Any) -> tuple[str, list[TaskRow]]:
                 success_rate=rate,
                 score=_num(entry.get("score")),
                 paper={str(k): _num(v) for k, v in paper.items()},
+                **_report_fields(tier, entry),
             )
         )
     return tier, rows
+
+
+def _report_fields(tier: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The evaluation report's fields of one task entry (results.json written since they exist), tolerantly."""
+    out: dict[str, Any] = {"indicative": entry.get("indicative") is True}
+    ci = entry.get("score_ci95") if tier == "grounding" else entry.get("success_ci95")
+    scale = 1.0 if tier == "grounding" else 100.0
+    if isinstance(ci, list) and len(ci) == 2 and all(_num(v) is not None for v in ci):
+        out["interval"] = (scale * float(ci[0]), scale * float(ci[1]))
+    llm = entry.get("llm")
+    per = llm.get("per_episode") if isinstance(llm, Mapping) else None
+    if isinstance(per, Mapping):
+        out["llm_per_episode"] = {str(k): n for k, v in per.items() if (n := _num(v)) is not None}
+    cats = entry.get("failure_categories")
+    if isinstance(cats, Mapping):
+        out["failures"] = {str(k): int(n) for k, v in cats.items() if (n := _num(v)) is not None}
+    reasons = entry.get("leading_reasons")
+    if isinstance(reasons, list) and reasons and isinstance(reasons[0], Mapping):
+        top = reasons[0]
+        out["top_reason"] = f"{top.get('reason')} ({top.get('category')}, {top.get('count')}×)"
+    return out
 
 
 def paper_tier_average(tier: str, model: str) -> float | None:
@@ -100,11 +127,17 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
     children: list[Any] = [
         html.H2(f"Benchmark: {key if key != '.' else bench_dir.name}"),
         html.Div(f"tier: {tier or 'unknown'}", className="tier"),
+        *(_setup(results) if isinstance(results, Mapping) else []),
     ]
     if not rows:
         children.append(html.Div("results.json is missing or has no per-task results", className="empty"))
     else:
-        children.append(_task_table(tier, rows, tier_avg))
+        same = _same_task_averages(results)
+        children.append(_task_table(tier, rows, tier_avg, same))
+        if any(r.indicative for r in rows):
+            below = _num(results.get("indicative_below")) if isinstance(results, Mapping) else None
+            children.append(html.Div(f"* fewer than {int(below or 20)} episodes: indicative only (see the 95% "
+                                     "interval)", className="note"))
     table_md = bench_dir / "table.md"
     if table_md.is_file():
         children.append(html.Details([html.Summary("table.md"), dcc.Markdown(table_md.read_text(encoding="utf-8"))]))
@@ -115,7 +148,35 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
     return html.Div(children, className="bench")
 
 
-def _task_table(tier: str, rows: list[TaskRow], ours_average: float | None) -> html.Table:
+def _setup(results: Mapping[str, Any]) -> list[Any]:
+    """The run's title, models and endpoint host, and Station, as results.json states them."""
+    out: list[Any] = []
+    if isinstance(results.get("title"), str):
+        out.append(html.Div(results["title"], className="bench-title", id="bench-title"))
+    models = results.get("models")
+    if isinstance(models, Mapping) and isinstance(models.get("by_agent"), Mapping):
+        by_model: dict[str, list[str]] = {}
+        for agent, model in models["by_agent"].items():
+            by_model.setdefault(str(model), []).append(str(agent))
+        text = "; ".join(f"{', '.join(a)}: {m}" for m, a in by_model.items())
+        out.append(html.Div(f"models: {text} (endpoint {models.get('endpoint') or '?'})", className="models",
+                            id="bench-models"))
+    station = results.get("station")
+    if isinstance(station, Mapping) and station.get("name"):
+        calibration = f", calibration {station['calibration']}" if station.get("calibration") else ""
+        out.append(html.Div(f"station: {station['name']}{calibration}", className="station", id="bench-station"))
+    return out
+
+
+def _same_task_averages(results: Any) -> Mapping[str, Any] | None:
+    """results.json's averages over the tasks run (ours and the paper's over the same tasks), if it has them."""
+    averages = results.get("averages") if isinstance(results, Mapping) else None
+    same = averages.get("all") if isinstance(averages, Mapping) else None
+    return same if isinstance(same, Mapping) and isinstance(same.get("paper"), Mapping) else None
+
+
+def _task_table(tier: str, rows: list[TaskRow], ours_average: float | None,
+                same: Mapping[str, Any] | None = None) -> html.Table:
     paper = paper_numbers(tier, [r.task for r in rows])
     if not paper:  # fall back to numbers stored in results.json
         for r in rows:
@@ -123,8 +184,14 @@ def _task_table(tier: str, rows: list[TaskRow], ours_average: float | None) -> h
                 paper.setdefault(model, {})[r.task] = value
     models = list(paper)
     ours_title = "ours: score" if tier == "grounding" else "ours: success %"
+    report = [("95% interval", "ci")] if any(r.interval for r in rows) else []
+    if any(r.llm_per_episode for r in rows):
+        report.append(("model calls / tokens in / out per episode", "llm"))
+    if any(r.failures for r in rows):
+        report.append(("why episodes failed (leading reason)", "why"))
     header = html.Thead(
-        html.Tr([html.Th("task"), html.Th("episodes"), html.Th(ours_title)] + [html.Th(f"paper: {m}") for m in models])
+        html.Tr([html.Th("task"), html.Th("episodes"), html.Th(ours_title)] + [html.Th(t) for t, _ in report]
+                + [html.Th(f"paper: {m}") for m in models])
     )
     body = []
     ours_values: list[float] = []
@@ -141,20 +208,44 @@ def _task_table(tier: str, rows: list[TaskRow], ours_average: float | None) -> h
                 [
                     html.Td(r.task),
                     html.Td("-" if r.episodes is None else str(r.episodes)),
-                    html.Td(_pct(ours), className="ours"),
+                    html.Td(_pct(ours) + ("*" if r.indicative else ""), className="ours"),
                 ]
+                + [html.Td(_report_cell(r, kind), className=kind) for _, kind in report]
                 + [html.Td(_pct(paper[m].get(r.task)), className="paper") for m in models]
             )
         )
     if ours_average is None and ours_values:
         ours_average = sum(ours_values) / len(ours_values)
-    footer = html.Tfoot(
-        html.Tr(
-            [html.Th("tier average (paper: all its tasks)"), html.Th(""), html.Th(_pct(ours_average), className="ours")]
-            + [html.Th(_pct(paper_tier_average(tier, m)), className="paper") for m in models]
+    pad = [html.Th("") for _ in report]
+    if same is not None:
+        n = len(same.get("tasks") or [])
+        footer = html.Tfoot(html.Tr(
+            [html.Th(f"average over these {n} task(s), the paper's over the same"), html.Th(""),
+             html.Th(_pct(_num(same.get("ours"))), className="ours"), *pad]
+            + [html.Th(_pct(_num(same["paper"].get(m))), className="paper") for m in models]))
+    else:
+        footer = html.Tfoot(
+            html.Tr(
+                [html.Th("tier average (paper: all its tasks)"), html.Th(""),
+                 html.Th(_pct(ours_average), className="ours"), *pad]
+                + [html.Th(_pct(paper_tier_average(tier, m)), className="paper") for m in models]
+            )
         )
-    )
     return html.Table([header, html.Tbody(body), footer], className="bench-table", id="bench-table")
+
+
+def _report_cell(row: TaskRow, kind: str) -> str:
+    if kind == "ci":
+        return "-" if row.interval is None else f"{row.interval[0]:.1f}–{row.interval[1]:.1f}"
+    if kind == "llm":
+        per = row.llm_per_episode
+        if not per:
+            return "-"
+        return f"{per.get('calls', 0):.1f} / {per.get('tokens_in', 0):.0f} / {per.get('tokens_out', 0):.0f}"
+    if not row.failures:
+        return "-"
+    counts = ", ".join(f"{c} {n}" for c, n in row.failures.items())
+    return counts + (f" — {row.top_reason}" if row.top_reason else "")
 
 
 def _episode_table(bench_dir: Path, key: str, episodes: list[dict[str, Any]], trace_keys: set[str]) -> html.Table:
