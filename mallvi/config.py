@@ -125,6 +125,7 @@ class RunConfig:
     dry_run: bool = False
     contingency: str | None = None
     budgets: Budgets = field(default_factory=Budgets)
+    action_space: Literal["primitives", "ee"] = "primitives"
 
     def __post_init__(self) -> None:
         if self.backend not in ("rules", "llm"):
@@ -136,6 +137,8 @@ class RunConfig:
                 raise ConfigError(f"backend for {agent} must be 'rules' or 'llm', got {b!r}")
         if self.perception not in ("sim", "color", "neural"):
             raise ConfigError(f"perception must be sim, color or neural, got {self.perception!r}")
+        if self.action_space not in ("primitives", "ee"):
+            raise ConfigError(f"--action-space must be primitives or ee, got {self.action_space!r}")
         if self.uses_llm and not self.llm.base_url:
             raise ConfigError("the llm backend needs a base URL (--base-url or MALLVI_BASE_URL)")
         if self.uses_llm and self.llm.base_url:

@@ -123,7 +123,8 @@ class BenchConfig:
         self.run_config()  # a bad backend mix, timeout or decoding is refused before anything runs
 
     def run_config(self, reflector: bool = True) -> RunConfig:
-        """The graph agents' run configuration: backends, model endpoint, perception, fault level.
+        """The graph agents' run configuration: backends, model endpoint, perception, fault level, and the action
+        space (the fine tier's end-effector actions on the fine tier).
 
         Raises ConfigError (a ValueError) for an unknown agent or backend, a bad timeout or decoding.
         """
@@ -135,7 +136,8 @@ class BenchConfig:
         perception = {"sim": "sim", "neural": "neural"}.get(self.perception, "color")
         return RunConfig(backend=backend, agent_backends=dict(self.agent_backends),  # type: ignore[arg-type]
                          perception=perception, reflector=reflector, llm=llm,  # type: ignore[arg-type]
-                         contingency=self.contingency)
+                         contingency=self.contingency,
+                         action_space="ee" if self.tier == "fine" else "primitives")
 
     def model_use(self) -> dict[str, str]:
         """Which agent asks which model in this run (empty when no agent uses a model).

@@ -81,6 +81,9 @@ def add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
     p.add_argument("--checkpoint", help="SQLite checkpoint file (default: TRACE_DIR/checkpoints.sqlite)")
     p.add_argument("--dry-run", action="store_true", help="plan and think, stop before the first motion")
     p.add_argument("--contingency", help="fault injection level (none|easy|medium|hard|custom)")
+    p.add_argument("--action-space", choices=["primitives", "ee"], default="primitives",
+                   help="what the Thinker plans in: the skills (default) or 16-number end-effector actions moving "
+                        "both arms at once (the benchmark's fine tier)")
     p.add_argument("--trace-dir", help="where the trace goes (default: runs/<time>-<task>-<seed>); a folder that "
                                        "already holds a run gets this one in a new run-N/ subfolder")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -107,6 +110,7 @@ def config_from_args(args: Any) -> RunConfig:
         backend=args.backend, agent_backends=agent_backends, llm=llm, perception=args.perception, robot=args.robot,
         camera=args.camera, reflector=not args.no_reflector, single_agent=args.single_agent, approve=args.approve,
         dry_run=args.dry_run, contingency=args.contingency,
+        action_space=getattr(args, "action_space", "primitives"),
     )
 
 

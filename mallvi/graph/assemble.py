@@ -19,6 +19,7 @@ from mallvi.graph.context import ArtifactStore, GraphContext
 from mallvi.graph.ports import PerceptionPort
 from mallvi.tracing.trace import TraceWriter
 
+ACTION_SPACES = ("primitives", "ee")
 PERCEPTION_PRIVILEGED = "objects detected from the simulator's segmentation (--perception sim)"
 
 
@@ -33,13 +34,17 @@ def build_context(
     reflector_enabled: bool = True,
     on_progress: Callable[[str], None] | None = None,
     privileged_perception: bool = False,
+    action_space: str = "primitives",
 ) -> GraphContext:
     """The runtime context of one graph run on ``station``.
 
     The main camera is what the agents observe; the Station's other cameras are further views. The plan-target
     box is the smallest box holding every arm's workspace (the guard still checks each arm's own box).
     ``privileged_perception``: perception reads simulator truth; it is added to the Station's privileged inputs.
+    ``action_space``: what the Thinker plans in ("primitives", or "ee" for end-effector actions).
     """
+    if action_space not in ACTION_SPACES:
+        raise ValueError(f"action space must be one of {', '.join(ACTION_SPACES)}, got {action_space!r}")
     arms = station.arms
     main = station.cameras[station.main_camera]
 
@@ -53,7 +58,7 @@ def build_context(
         table_top_z=station.table_top_z_m, budgets=budgets or Budgets(), artifacts=ArtifactStore(trace),
         trace=trace, approve=approve, reflector_enabled=reflector_enabled, on_progress=on_progress,
         workspace_m=bounding_box(station.workspace_m), extra_views=_views(station),
-        station=station.name, privileged=privileged,
+        station=station.name, privileged=privileged, action_space=action_space,
     )
 
 

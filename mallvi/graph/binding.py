@@ -189,7 +189,7 @@ def complete_plan(plan: Plan, scene: SceneMemory, bindings: dict[str, str]) -> P
     side of that subtask's object), and the arms of a handover whose direction the instruction left open."""
     subtasks = []
     goal = list(plan.goal)
-    plan = _resolve_other_arms(plan, scene, bindings)
+    plan = _hold_receivers(_resolve_other_arms(plan, scene, bindings))
     for s in plan.subtasks:
         if s.action == "handover" and not any(p.relation == "held_by" for p in s.post):
             obj = scene.get(bindings[s.obj.key()])
@@ -201,6 +201,16 @@ def complete_plan(plan: Plan, scene: SceneMemory, bindings: dict[str, str]) -> P
             goal.append(pred)
         subtasks.append(s)
     return plan.model_copy(update={"subtasks": subtasks, "goal": goal})
+
+
+def _hold_receivers(plan: Plan) -> Plan:
+    """A container moved to the centre and then given something ("move skillet to center and ... put it into the
+    skillet") is held there, off the table, to receive it."""
+    receivers = {s.target.key() for s in plan.subtasks if s.relation == "in" and s.target is not None}
+    return plan.model_copy(update={"subtasks": [
+        s.model_copy(update={"hold": True}) if s.relation == "center" and s.obj.key() in receivers
+        and canonical_label(s.obj.label) in {canonical_label(c) for c in CONTAINERS} else s
+        for s in plan.subtasks]})
 
 
 def _side(scene: SceneMemory, bindings: dict[str, str], ref: ObjectRef) -> ArmHint:

@@ -79,6 +79,8 @@ class GraphContext:
             for a focus object the main camera does not see.
         station: the Station's name ("sim", "piper rig").
         privileged: the Station's inputs a real rig would not have, in words (empty on a rig).
+        action_space: "primitives" (the skills: grasp_actor, place_actor, ...) or "ee" (16-number end-effector
+            actions moving both arms at once: the benchmark's fine tier); the Thinker plans in it.
     """
 
     skills: SkillAPI
@@ -101,6 +103,7 @@ class GraphContext:
     extra_views: dict[str, Callable[[], Observation]] = field(default_factory=dict)
     station: str = ""
     privileged: tuple[str, ...] = ()
+    action_space: str = "primitives"
 
     def emit(self, kind: str, **fields: object) -> None:
         """Write a trace event when tracing; never raises for a closed trace."""

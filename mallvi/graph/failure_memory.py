@@ -125,9 +125,14 @@ def _same_call(a: SkillCall, b: SkillCall) -> bool:
         return False
     if (a.target_pose is None) != (b.target_pose is None):
         return False
-    if a.target_pose is not None and b.target_pose is not None and \
-            math.dist(a.target_pose[:3], b.target_pose[:3]) > TARGET_TOL_M:
-        return False
+    if a.target_pose is not None and b.target_pose is not None:
+        if len(a.target_pose) != len(b.target_pose):
+            return False
+        if len(a.target_pose) == 16:  # an end-effector action: both arms' positions, turns and grippers
+            if any(abs(x - y) > TARGET_TOL_M for x, y in zip(a.target_pose, b.target_pose, strict=True)):
+                return False
+        elif math.dist(a.target_pose[:3], b.target_pose[:3]) > TARGET_TOL_M:
+            return False
     keys = (set(a.args) | set(b.args)) - IGNORED_ARGS
     for k in keys:
         va, vb = a.args.get(k), b.args.get(k)

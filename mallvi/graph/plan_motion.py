@@ -90,6 +90,16 @@ def _step(name: str, call: SkillCall, ctx: GraphContext, localized: dict[str, Sc
         bad = _step(f"{name}, alternative {k + 1}", alt, ctx, localized, dict(pos))
         if bad is not None:
             return bad
+    if call.skill == "execute_ee_action":
+        t = call.target_pose or []
+        if len(t) != 16:
+            return f"{name}: an end-effector action takes 16 numbers, got {len(t)}"
+        for side, xyz in (("left", t[0:3]), ("right", t[8:11])):
+            bad = point_violation(f"{name}: the {side} arm's target", xyz, ctx)
+            if bad is not None:
+                return bad
+            pos[side] = (float(xyz[0]), float(xyz[1]), float(xyz[2]))
+        return None
     if call.target_pose:
         bad = point_violation(f"{name}: target", call.target_pose, ctx)
         if bad is not None:

@@ -56,3 +56,8 @@ class AgentContext(Protocol):
 
     @property
     def reach(self) -> Mapping[ArmSide, ReachEnvelope]: ...
+
+    @property
+    def action_space(self) -> str:
+        """ "primitives" (the skills) or "ee" (16-number end-effector actions, both arms at once)."""
+        ...

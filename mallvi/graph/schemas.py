@@ -200,11 +200,13 @@ class SkillCall(_Model):
 
     ``alternatives`` are tried in turn, each replacing the target and updating the arguments, when the call fails
     because its motion cannot be planned (no IK solution, no path, refused by the guard): nothing has moved then.
+    ``execute_ee_action`` moves both arms at once: ``target_pose`` holds its 16 numbers (left xyz, quaternion
+    wxyz, gripper, then the right arm's); ``arm`` names the arm that acts on ``object``.
     """
 
     skill: Literal[
         "grasp_actor", "upright_actor", "place_actor", "move_by_displacement", "move_to_pose", "open_gripper",
-        "close_gripper", "back_to_origin",
+        "close_gripper", "back_to_origin", "execute_ee_action",
     ]
     arm: Literal["left", "right"]
     object: str | None = None
@@ -219,9 +221,15 @@ class SkillCall(_Model):
 
 
 class ActionPlan(_Model):
-    """The Thinker's output for one subtask."""
+    """The Thinker's output for one subtask.
+
+    ``fallbacks`` are whole other call sequences for the same subtask (another grasp, another approach), tried in
+    turn when a call fails because its motion cannot be planned before anything was taken in a gripper: the arms
+    have moved only through the air then.
+    """
 
     calls: list[SkillCall]
+    fallbacks: list[list[SkillCall]] = Field(default_factory=list)
     rationale: str = ""
     strategy: str = ""  # a short name for how the plan goes about it ("direct left", "relay right->left", ...)
 

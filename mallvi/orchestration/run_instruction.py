@@ -153,7 +153,7 @@ def run_on_station(
     t0 = time.perf_counter() if t_start is None else t_start
     ctx = build_context(station, session.perception, session.backends, budgets=session.budgets, trace=trace,
                         approve=cfg.approve, reflector_enabled=cfg.reflector, on_progress=progress,
-                        privileged_perception=cfg.perception == "sim")
+                        privileged_perception=cfg.perception == "sim", action_space=cfg.action_space)
     callbacks: list[BaseCallbackHandler] = []
     if trace is not None:
         from mallvi.tracing.capture import TraceCallbackHandler
@@ -162,7 +162,8 @@ def run_on_station(
         if record_start:
             trace.emit("run_start", instruction=instruction, task=task, seed=seed,
                        config={"backend": cfg.backend, "perception": cfg.perception, "robot": cfg.robot,
-                               "reflector": cfg.reflector, "single_agent": cfg.single_agent, "approve": cfg.approve},
+                               "reflector": cfg.reflector, "single_agent": cfg.single_agent, "approve": cfg.approve,
+                               "action_space": cfg.action_space},
                        **run_start_fields(ctx))
     outcome, state = _drive(ctx, instruction, cfg, callbacks, checkpointer, resume_thread, decide)
     if judged:

@@ -82,6 +82,8 @@ def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillRe
         return s.move_by_displacement(call.arm, **a)
     if call.skill == "move_to_pose":
         return s.move_to_pose(call.arm, call.target_pose or [])
+    if call.skill == "execute_ee_action":
+        return s.execute_ee_action(call.target_pose or [])
     if call.skill == "open_gripper":
         return s.open_gripper(call.arm, **a)
     if call.skill == "close_gripper":
@@ -120,7 +122,7 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     if plan is None:
         return {"actor_report": ActorReport(ok=False, message="no action plan", failed_stage="thinker")}
     names: dict[str, str] = {}
-    for call in plan.calls:
+    for call in [c for seq in (plan.calls, *plan.fallbacks) for c in seq]:
         if call.object is not None and call.object not in names:
             obj = localized.get(call.object)
             if obj is None:
@@ -133,17 +135,54 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
                 step = FailedStep(kind=FailureKind.UNKNOWN_OBJECT, skill=call.skill, arm=call.arm)
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder", failed_step=step)}
             names[call.object] = name
-    refused = plan_violation(plan.calls, ctx, localized)
-    if refused is not None:  # every target of the plan is checked before anything moves
-        i, bad = refused
-        ctx.emit("safety_refusal", arm=plan.calls[i].arm, command=plan.calls[i].skill, reason=bad)
-        step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=plan.calls[i].skill, arm=plan.calls[i].arm)
-        return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
-                                            failed_step=step)}
+    sequences = [plan.calls, *plan.fallbacks]
+    for seq in sequences:  # every target of every sequence is checked before anything moves
+        refused = plan_violation(seq, ctx, localized)
+        if refused is not None:
+            i, bad = refused
+            ctx.emit("safety_refusal", arm=seq[i].arm, command=seq[i].skill, reason=bad)
+            step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=seq[i].skill, arm=seq[i].arm)
+            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
+                                                failed_step=step)}
     if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
-    for call in plan.calls:
+    report: ActorReport | None = None
+    for k, seq in enumerate(sequences):
+        report = _run_sequence(ctx, seq, names, records, used_arms)
+        taken = _took_something(records)
+        kind = report.failed_step.kind if report.failed_step is not None else None
+        if report.ok or kind not in RETRY_KINDS or taken or k == len(sequences) - 1:
+            break
+    assert report is not None
+    if not report.ok and report.failed_step is not None:
+        _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind))
+        report = report.model_copy(update={"commands": records})
+    return {"actor_report": report}
+
+
+def _took_something(records: list[CommandRecord]) -> bool:
+    """Whether a command that ran took something in a gripper: a grasp, a close, or an end-effector action that
+    closed a gripper it had open before."""
+    grips: dict[int, float] = {}
+    for r in records:
+        if not r.ok:
+            continue
+        if r.skill in GRASP_SKILLS or r.skill == "close_gripper":
+            return True
+        pose = r.args.get("target_pose")
+        if r.skill == "execute_ee_action" and isinstance(pose, list) and len(pose) == 16:
+            for i in (7, 15):
+                if pose[i] < 0.5 <= grips.get(i, 1.0):
+                    return True
+                grips[i] = float(pose[i])
+    return False
+
+
+def _run_sequence(ctx: GraphContext, calls: list[SkillCall], names: dict[str, str], records: list[CommandRecord],
+                  used_arms: set[str]) -> ActorReport:
+    """Run ``calls`` in order, each with its alternatives; the report of the first that fails, else success."""
+    for call in calls:
         name = names.get(call.object) if call.object else None
         used_arms.add(call.arm)
         tries = [call] + [call.variant(v) for v in call.alternatives]
@@ -154,11 +193,10 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         if kind is not None:
             if kind == FailureKind.REFUSED_BY_GUARD:
                 ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=result.message)
-            _recover(ctx, used_arms, records, kind)
-            return {"actor_report": ActorReport(ok=False, message=f"{call.skill} failed: {result.message}",
-                                                commands=records, failed_stage=blame_for(kind),
-                                                failed_step=FailedStep(kind=kind, skill=call.skill, arm=call.arm))}
-    return {"actor_report": ActorReport(ok=True, message="all skills succeeded", commands=records)}
+            return ActorReport(ok=False, message=f"{call.skill} failed: {result.message}", commands=list(records),
+                               failed_stage=blame_for(kind),
+                               failed_step=FailedStep(kind=kind, skill=call.skill, arm=call.arm))
+    return ActorReport(ok=True, message="all skills succeeded", commands=list(records))
 
 
 def _run_call(ctx: GraphContext, call: SkillCall, name: str | None,

@@ -118,32 +118,39 @@ def _to_centre(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObj
 
 def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[str, SceneObject],
           scene: SceneMemory, ctx: AgentContext, hint: str | None, held_by: str | None, attempt: int) -> ActionPlan:
-    """Into a container: the arm that reaches both the object and the container's spot; else a relay through a
-    free spot in the middle of the table."""
-    grasp = gp.rotate(_grasp_for(obj), attempt)
+    """Into a container. The ways, in turn from ``attempt``: each arm that reaches both the object (or holds it)
+    and the container's spot, then a relay through a free spot in the middle of the table to an arm that reaches
+    the container."""
+    grasp = gp.rotate(_grasp_for(obj), attempt // 2)
     arms = [hint] if hint else ([held_by] if held_by else []) + [a for a in (_side(obj), _other(_side(obj)))
                                                                 if a != held_by]
     here = (obj.position_m[0], obj.position_m[1])
-    for arm in arms:
-        spot = gp.container_spot(box, obj, subtask.slot, len(subtask.group), arm)
-        if (held_by == arm or _reaches(ctx, arm, here)) and _reaches(ctx, arm, spot, ft.top_z(box) - ctx.table_top_z):
-            into = gp.into_container(arm, obj, box, subtask, holding=held_by == arm, grasp=grasp)
-            return ActionPlan(calls=into, strategy=f"into {box.id} {arm} #{attempt}",
-                              rationale=f"the {arm} arm lowers {obj.id} into {box.id} at ({spot[0]:.3f}, "
-                                        f"{spot[1]:.3f})")
-    taker = next((a for a in ("left", "right") if _reaches(ctx, a, gp.container_spot(
-        box, obj, subtask.slot, len(subtask.group), a), ft.top_z(box) - ctx.table_top_z)), None)
-    if taker is None:
+    rim_h = ft.top_z(box) - ctx.table_top_z
+
+    def spot(arm: str) -> tuple[float, float]:
+        return gp.container_spot(box, obj, subtask.slot, len(subtask.group), arm)
+
+    ways: list[tuple[str, str]] = [("direct", a) for a in arms
+                                   if (held_by == a or _reaches(ctx, a, here)) and _reaches(ctx, a, spot(a), rim_h)]
+    takers = [a for a in ("left", "right") if _reaches(ctx, a, spot(a), rim_h)]
+    if not hint:
+        ways += [("relay", t) for t in takers if held_by in (None, _other(t))]
+    if not ways:
         raise AgentError(f"neither arm reaches into {box.id} at ({box.position_m[0]:.2f}, {box.position_m[1]:.2f})")
-    giver = _other(taker)
-    around = gp.others(obj.id, scene, localized)
-    relay = gp.free_spot(RELAY_XY_M[attempt % len(RELAY_XY_M)], obj, around)
-    z0 = ctx.table_top_z
+    how, arm = ways[attempt % len(ways)]
+    if how == "direct":
+        into = gp.into_container(arm, obj, box, subtask, holding=held_by == arm, grasp=grasp)
+        s = spot(arm)
+        return ActionPlan(calls=into, strategy=f"into {box.id} {arm} #{attempt}",
+                          rationale=f"the {arm} arm lowers {obj.id} into {box.id} at ({s[0]:.3f}, {s[1]:.3f})")
+    taker, giver = arm, _other(arm)
+    relay = gp.free_spot(RELAY_XY_M[(attempt // len(ways)) % len(RELAY_XY_M)], obj,
+                         gp.others(obj.id, scene, localized))
     calls: list[SkillCall] = []
     if held_by != giver:
         calls.append(gp.grasp_call(giver, obj, grasp))
-    calls += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], z0 + 0.005], functional_point_id=0,
-                       pre_dis=0.03, dis=0.0),
+    calls += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], ctx.table_top_z + 0.005],
+                       functional_point_id=0, pre_dis=0.03, dis=0.0),
               gp._call("back_to_origin", giver),
               *gp.into_container(taker, obj, box, subtask, holding=False, grasp=grasp)]
     return ActionPlan(calls=calls, strategy=f"relay into {box.id} {giver}->{taker} #{attempt}",

@@ -23,6 +23,7 @@ from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError
 from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.thinker.ee_plans import ee_plan
 from mallvi.graph.backends.rules.thinker.features import floor_z, is_container
 from mallvi.graph.backends.rules.thinker.goal_dispatch import goal_plan
 from mallvi.graph.backends.rules.thinker.goal_plans import aside_spot, centre_target, cross_slot, drop_point, tops_of
@@ -188,6 +189,8 @@ class RulesThinker:
         """The usual plan; when it would repeat a failed attempt unchanged, the first alternative that does not
         (``alternatives``); when none is left, ``NoStrategyLeftError``. A goal planner's subtask (``goal_plan``)
         takes its own variants in turn instead."""
+        if ctx.action_space == "ee":
+            return self._ee_variants(subtask, localized, scene, attempt, ctx, failures)
         goal = self._goal_variants(subtask, localized, scene, attempt, ctx, failed, failures)
         if goal is not None:
             return goal
@@ -227,6 +230,22 @@ class RulesThinker:
             if plan is None:
                 return None
             plan = clear_first(plan, subtask, obj, target, localized, scene, ctx.table_top_z)
+            if not failures or repeats(plan.calls, localized, failures) is None:
+                return plan
+        raise NoStrategyLeftError(f"no different way remains to {subtask.text!r}; failed: {summary(failures)}")
+
+    def _ee_variants(self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+                     ctx: AgentContext, failures: Sequence[FailedAttempt]) -> ActionPlan:
+        """End-effector actions (the fine tier): the plan at ``attempt``, else the next grasp in turn that does not
+        repeat a failed attempt."""
+        obj = _find(localized, subtask.obj)
+        if obj is None:
+            raise AgentError(f"{subtask.obj.phrase!r} was not localised")
+        target = _find(localized, subtask.target, exclude=obj.id) if subtask.target else None
+        held_by = next((a for a in ("left", "right") if ctx.gripper_holding is not None
+                        and ctx.gripper_holding(a)), None)
+        for k in range(GOAL_VARIANTS):
+            plan = ee_plan(subtask, obj, target, localized, scene, ctx, attempt + k, held_by)
             if not failures or repeats(plan.calls, localized, failures) is None:
                 return plan
         raise NoStrategyLeftError(f"no different way remains to {subtask.text!r}; failed: {summary(failures)}")
