@@ -58,6 +58,7 @@ EVENT_KINDS: Mapping[str, tuple[str, ...]] = {
     "error": ("where", "message"),
     "artifact": ("name", "path", "node", "meta"),
     "scene_graph": ("node", "objects", "relations"),
+    "video": ("camera", "path", "fps", "frames", "width", "height", "frame_t"),
 }
 
 _SECRET_PATTERNS = [re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")]
