@@ -23,7 +23,14 @@ from werkzeug.exceptions import HTTPException
 from mallvi.logviz.components.bench import bench_page
 from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
 from mallvi.logviz.components.step import run_events_panel, step_panel
-from mallvi.logviz.components.timeline import BY_ATTEMPT, BY_NODE, default_layout, timeline_figure
+from mallvi.logviz.components.timeline import (
+    BY_ATTEMPT,
+    BY_NODE,
+    attempt_pages,
+    default_layout,
+    last_page,
+    timeline_figure,
+)
 from mallvi.logviz.fulltext import download_name, full_text
 from mallvi.logviz.links import video_href
 from mallvi.logviz.media import image_png, ranged_file_response, video_path
@@ -172,22 +179,26 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
         Output("step-select", "options"),
         Output("run-events-container", "children"),
         Output("run-signature", "data"),
+        Output("timeline-page", "options"),
+        Output("timeline-page", "style"),
         Input("tick", "n_intervals"),
         Input("timeline-layout", "value"),
+        Input("timeline-page", "value"),
         State("run-key", "data"),
         State("run-signature", "data"),
     )
-    def update_run(_: Any, layout: str | None, key: str | None, seen: Any) -> tuple[Any, ...]:
+    def update_run(_: Any, layout: str | None, first_row: int | None, key: str | None, seen: Any) -> tuple[Any, ...]:
         run = catalog.run(key) if key else None
         if run is None:
             raise PreventUpdate
-        signature = [run.n_events, len(run.problems), layout]
+        signature = _run_signature(run, layout, first_row)
         if signature == seen:
             raise PreventUpdate
-        if dash.ctx.triggered_id == "timeline-layout":  # only the timeline changes
-            return timeline_figure(run, layout), dash.no_update, dash.no_update, dash.no_update, signature
-        return (timeline_figure(run, layout), _run_header(run), _step_options(run), run_events_panel(run, key),
-                signature)
+        figure = timeline_figure(run, layout, first_row)
+        pages, style = _page_choice(run, layout)
+        if dash.ctx.triggered_id in ("timeline-layout", "timeline-page"):  # only the timeline changes
+            return figure, dash.no_update, dash.no_update, dash.no_update, signature, pages, style
+        return figure, _run_header(run), _step_options(run), run_events_panel(run, key), signature, pages, style
 
     app.clientside_callback(
         ClientsideFunction(namespace="mallvi", function_name="seekVideo"),
@@ -303,11 +314,14 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
     if run is None:
         return _missing(f"run {key!r}")
     layout = default_layout(run)
-    timeline = dcc.Graph(id="timeline", config={"displaylogo": False}, figure=timeline_figure(run, layout))
+    first_row = last_page(run)
+    timeline = dcc.Graph(id="timeline", config={"displaylogo": False},
+                         figure=timeline_figure(run, layout, first_row))
+    pages, page_style = _page_choice(run, layout)
     return html.Div(
         [
             dcc.Store(id="run-key", data=key),
-            dcc.Store(id="run-signature"),
+            dcc.Store(id="run-signature", data=_run_signature(run, layout, first_row)),  # nothing for a first poll
             dcc.Store(id="step-index"),
             dcc.Store(id="video-times", data=_video_times(run)),
             dcc.Store(id="video-seek"),
@@ -320,6 +334,8 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
                 inline=True,
                 className="timeline-layout",
             ),
+            dcc.Dropdown(id="timeline-page", options=pages, value=first_row, clearable=False, style=page_style,
+                         className="timeline-page"),
             html.Div([html.Div(timeline, className="timeline-box"), *_video_panel(run, key)],
                      className="timeline-row" + (" with-video" if run.videos else "")),
             dcc.Dropdown(id="step-select", options=_step_options(run), placeholder="…or choose a step"),
@@ -327,6 +343,18 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
             html.Div(run_events_panel(run, key), id="run-events-container"),
         ]
     )
+
+
+def _run_signature(run: RunSummary, layout: str | None, first_row: int | None) -> list[Any]:
+    """What the run's page shows depends on: the events read, the lines skipped, the timeline's layout and page."""
+    return [run.n_events, len(run.problems), layout, first_row]
+
+
+def _page_choice(run: RunSummary, layout: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The by-attempt pages to choose from; the chooser is hidden when there is one page or another layout."""
+    pages = attempt_pages(run)
+    shown = (layout or default_layout(run)) == BY_ATTEMPT and len(pages) > 1
+    return pages, ({"width": "320px"} if shown else {"display": "none"})
 
 
 def _video_panel(run: RunSummary, key: str) -> list[Any]:

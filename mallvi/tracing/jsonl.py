@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+try:  # about twice as fast as the standard library on big lines; lines it refuses get the standard parser's word
+    import orjson as _fast_json
+except ImportError:  # pragma: no cover - orjson is a locked dependency
+    _fast_json = None  # type: ignore[assignment]
 
 #: the longest line read (bytes); a longer one is skipped and reported
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -26,6 +32,9 @@ MAX_DEPTH = 100
 #: the largest whole JSON document (``read_json_tolerant``) and text file (``read_text_tolerant``) read
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 1 << 20
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string, escapes included
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
 
 
 class NotRegularFileError(OSError):
@@ -64,6 +73,13 @@ def open_regular(path: str | Path) -> IO[bytes]:
 
 def parse_json_bytes(raw: bytes, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
     """One JSON value from ``raw`` (one line, or a whole document): ``(value, None)``, or ``(None, reason)``."""
+    if raw.count(b"[") + raw.count(b"{") > max_depth and bracket_depth(raw, max_depth) > max_depth:
+        return None, f"nested deeper than {max_depth} levels"
+    if _fast_json is not None:
+        try:
+            return _fast_json.loads(raw), None
+        except _fast_json.JSONDecodeError:
+            pass  # e.g. NaN, which Python's json writes and reads: the standard parser decides, and says why not
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -79,27 +95,31 @@ def parse_json_bytes(raw: bytes, max_depth: int = MAX_DEPTH) -> tuple[Any, str |
         if "integer string conversion" in message:
             return None, "a number with more than 4300 digits"
         return None, f"not JSON ({message[:120]})"
-    if raw.count(b"[") + raw.count(b"{") > max_depth and nesting_depth(value) > max_depth:
-        return None, f"nested deeper than {max_depth} levels"
     return value, None
 
 
-def nesting_depth(value: Any) -> int:
-    """How deeply lists and objects nest in ``value`` (a scalar: 0); iterative, so any depth is measured."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        depth += 1
-        deepest = max(deepest, depth)
-        stack.extend((child, depth) for child in children if isinstance(child, dict | list))
-    return deepest
+def bracket_depth(raw: bytes, limit: int = MAX_DEPTH) -> int:
+    """How deeply the lists and objects of JSON text nest (counted up to ``limit + 1``), without parsing it.
+
+    Every innermost ``[]``/``{}`` pair of the text's brackets is removed at once, level by level (each pass a
+    C-speed substitution, not a Python loop per bracket). Brackets inside strings are counted at first; only when
+    that gives an unbalanced or too deep result are the strings dropped and the brackets counted again.
+    """
+    depth = _skeleton_depth(raw.translate(None, _NOT_BRACKETS), limit)
+    if depth is None or depth > limit:
+        depth = _skeleton_depth(_JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS), limit)
+    return depth or 0
+
+
+def _skeleton_depth(skeleton: bytes, limit: int) -> int | None:
+    """The nesting depth of a string of brackets (up to ``limit + 1``), None when they do not balance."""
+    depth = 0
+    while skeleton and depth <= limit:
+        reduced = _INNERMOST_PAIR.sub(b"", skeleton)
+        if len(reduced) == len(skeleton):
+            return None
+        skeleton, depth = reduced, depth + 1
+    return depth
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ MAX_LABELLED_BARS = 60
 MAX_ARROW_LABELS = 8
 #: the narrowest bar drawn, as a share of the axis: by node (whole run) and by attempt (the longest attempt)
 MIN_BAR_SHARE = {BY_NODE: 0.004, BY_ATTEMPT: 0.012}
+#: by attempt, a bar narrower than this share of the axis carries no label (the browser need not fit it)
+MIN_LABEL_SHARE = 0.05
+#: by attempt, the rows drawn at once (a browser draws some 2,000 bars in seconds; the rest are a page away)
+ROWS_PER_PAGE = 40
 
 
 def bar_outcome(ex: NodeExec) -> str:
@@ -69,14 +73,28 @@ def default_layout(run: RunSummary) -> str:
     return BY_ATTEMPT if many else BY_NODE
 
 
-def timeline_figure(run: RunSummary, layout: str | None = None) -> go.Figure:
-    """The run's timeline in ``layout`` (``BY_NODE`` or ``BY_ATTEMPT``; default: ``default_layout``).
+def timeline_figure(run: RunSummary, layout: str | None = None, first_row: int | None = None) -> go.Figure:
+    """The run's timeline in ``layout`` (``BY_NODE`` or ``BY_ATTEMPT``; default: ``default_layout``); by attempt,
+    ``ROWS_PER_PAGE`` rows from ``first_row`` (default: the last page, where the run ended).
 
     ``customdata`` of a bar is ``[exec index, its start in Unix seconds]``.
     """
     if (layout or default_layout(run)) == BY_ATTEMPT:
-        return attempt_figure(run)
+        return attempt_figure(run, first_row)
     return node_figure(run)
+
+
+def attempt_pages(run: RunSummary) -> list[dict[str, Any]]:
+    """The by-attempt pages as dropdown options: ``{"label": "attempt rows 41–80 of 259", "value": 40}``."""
+    n = len(attempt_groups(run))
+    return [{"label": f"attempt rows {start + 1}–{min(start + ROWS_PER_PAGE, n)} of {n}", "value": start}
+            for start in range(0, n, ROWS_PER_PAGE)]
+
+
+def last_page(run: RunSummary) -> int:
+    """The first row of the by-attempt page that holds the run's last attempt."""
+    n = len(attempt_groups(run))
+    return max(0, (n - 1) // ROWS_PER_PAGE * ROWS_PER_PAGE)
 
 
 def node_figure(run: RunSummary) -> go.Figure:
@@ -143,12 +161,18 @@ def group_label(subtask: int | None, attempt: int, execs: list[NodeExec]) -> str
     return f"{head} · {why}" + (f" → {blamed}" if blamed else "")
 
 
-def attempt_figure(run: RunSummary) -> go.Figure:
-    """A row per subtask attempt; in a row its node executions in order (x = seconds since the attempt began)."""
-    groups = attempt_groups(run)
+def attempt_figure(run: RunSummary, first_row: int | None = None) -> go.Figure:
+    """A row per subtask attempt; in a row its node executions in order (x = seconds since the attempt began).
+
+    Rows ``first_row`` .. ``first_row + ROWS_PER_PAGE - 1`` are drawn (default: the last page).
+    """
+    all_groups = attempt_groups(run)
+    start = last_page(run) if first_row is None else max(0, min(first_row, last_page(run)))
+    groups = all_groups[start:start + ROWS_PER_PAGE]
     t_now = time.time() if run.outcome == "running" else (run.t_end or (run.t_start or 0.0))
     spans = [max(ex.t_start + _duration(ex, t_now) for ex in execs) - execs[0].t_start for _, execs in groups]
-    min_w = MIN_BAR_SHARE[BY_ATTEMPT] * max([*spans, 1e-3])
+    axis_s = max([*spans, 1e-3])
+    min_w = MIN_BAR_SHARE[BY_ATTEMPT] * axis_s
     placed: dict[int, tuple[int, float, float]] = {}  # exec index -> (row, base, width)
     for row, (_, execs) in enumerate(groups):
         t0, end = execs[0].t_start, 0.0
@@ -160,12 +184,13 @@ def attempt_figure(run: RunSummary) -> go.Figure:
     names = [group_label(s, a, execs) for (s, a), execs in groups]
     fig = go.Figure()
     for outcome, (legend, colour) in OUTCOME_STYLE.items():
-        execs = [ex for ex in run.node_execs if bar_outcome(ex) == outcome]
+        execs = [ex for ex in run.node_execs if ex.index in placed and bar_outcome(ex) == outcome]
         if not execs:
             continue
         fig.add_trace(_bars(legend, colour, execs, [placed[ex.index][0] for ex in execs],
                             [placed[ex.index][1] for ex in execs], [placed[ex.index][2] for ex in execs],
-                            [ex.node for ex in execs], [_duration(ex, t_now) for ex in execs]))
+                            [ex.node if placed[ex.index][2] >= MIN_LABEL_SHARE * axis_s else "" for ex in execs],
+                            [_duration(ex, t_now) for ex in execs]))
     fig.update_layout(
         barmode="overlay",
         uniformtext={"minsize": 9, "mode": "hide"},
@@ -175,7 +200,7 @@ def attempt_figure(run: RunSummary) -> go.Figure:
         yaxis={"tickvals": list(range(len(names))), "ticktext": names, "autorange": "reversed"},
         legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0},
         clickmode="event",
-        uirevision=str(run.directory) + BY_ATTEMPT,
+        uirevision=f"{run.directory}{BY_ATTEMPT}{start}",
         plot_bgcolor="#fafafa",
     )
     return fig
