@@ -4,6 +4,7 @@ the bulk of a trace left on disk, a recorded video served in ranges."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def test_a_retry_heavy_run_opens_grouped_by_subtask_attempt_with_clickable_bars(
     # no two bars of one row overlap (a widened short bar pushes the next one along)
     for row in set(y for t in bars for y in t.y):
         spans = sorted((b, b + w) for t in bars for y, b, w in zip(t.y, t.base, t.x, strict=True) if y == row)
-        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] <= b[0] + 1e-9 for a, b in itertools.pairwise(spans))
     # by node, the same run's short bars are widened too
     node_fig = timeline_figure(run, BY_NODE)
     span = max(b + w for t in node_fig.data if t.type == "bar" for b, w in zip(t.base, t.x, strict=True))
