@@ -11,6 +11,13 @@ Writes OUT/run_stack (one run: two subtasks, a Grounder retry and an Actor retry
 OUT/bench_planning (a ``mallvi bench``-shaped folder: results.json, table.md, episodes.jsonl, traces/<episode>/);
 with ``--real`` also OUT/real_stack_blocks_two, a run of the real controller (rules backend) in the simulator,
 and OUT/bench_real_expert, the output of a real ``mallvi bench`` run (expert agent, no graph nodes).
+
+    .venv/bin/python scripts/make_trace_fixture.py --long-run DIR --size-mb 50
+
+writes only DIR: a long ``--contingency hard``-shaped run of the controller's nodes, retried until its
+``events.jsonl`` holds SIZE_MB megabytes (up to 49 retries per subtask, then the next subtask), each node's input
+state as large as the controller's summarised state gets in such a run (40-item verdict history and trail), one
+camera frame per attempt, a failure report at the end: what the viewer's load figures are measured on.
 """
 
 from __future__ import annotations
@@ -397,6 +404,108 @@ def record_bench(out: Path) -> None:
     (out / "table.md").write_text("\n".join(lines) + "\n")
 
 
+LONG_RUN_NODES = (  # node, seconds it takes (the rules backend's Reflector and Dispatch take about a millisecond)
+    ("dispatch", 0.001), ("perceptor", 0.8), ("grounder", 0.05), ("projector", 0.02), ("thinker", 0.3),
+    ("approve", 0.001), ("actor", 6.0), ("reflector", 0.002),
+)
+LONG_RUN_FAILURES = (("execution", "actor", "the block slipped from the gripper during transport"),
+                     ("place_off_target", "thinker", "the green block rests 4 cm beside the red block"),
+                     ("knocked_over", "actor", "the red block was knocked over by the approach"),
+                     ("wrong_object", "grounder", "the gripper holds the blue block; the subtask names the green one"))
+MAX_RETRIES_PER_SUBTASK = 49
+
+
+def record_long_run(out: Path, size_mb: float, seed: int = 7) -> dict[str, Any]:
+    """A long, retry-heavy run of the controller's shape, written event by event until ``size_mb`` MB."""
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "artifacts").mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    target = int(size_mb * 1024 * 1024)
+    t = 1_790_000_000.0
+    seq = 0
+    history: list[dict[str, Any]] = []
+    trail: list[str] = []
+    fh = open(out / "events.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - closed below
+
+    def emit(kind: str, **fields: Any) -> int:
+        nonlocal seq
+        line = json.dumps({"v": 1, "seq": seq, "t": round(t, 4), "run_id": "longrun", "kind": kind, **fields})
+        fh.write(line + "\n")
+        seq += 1
+        return fh.tell()
+
+    emit("run_start", instruction="stack the green block on the red block", task="stack_blocks_three", seed=seed,
+         config={"backend": "rules", "perception": "color", "robot": "sim", "reflector": True,
+                 "contingency": "hard"}, station="sim", privileged=["objects resolved from simulator truth"])
+    distractors = [{"name": f"distractor {k}", "position_m": [-0.4 + 0.08 * k, 0.2, 0.76],
+                    "extent_m": [0.04, 0.04, 0.08], "color": "grey", "label": "cup"} for k in range(10)]
+    scene = {"objects": [{"name": n, "position_m": list(c[2]), "extent_m": [0.05, 0.05, 0.05],
+                          "color": n.split()[0], "label": "block"} for n, c in CUBES.items()] + distractors,
+             "relations": [["red cube", "left_of", "green cube"], ["blue cube", "right_of", "green cube"]]}
+    subtasks = [f"stack block {i} on the tower" for i in range(1, 9)]
+    size, subtask, attempt, attempts_made = 0, 0, 1, 0
+    while size < target:
+        span_tag = f"{subtask}-{attempt}"
+        for node, seconds in LONG_RUN_NODES:
+            span = f"{node}-{span_tag}"
+            state = {
+                "instruction": "stack the green block on the red block",
+                "plan": {"subtasks": [{"index": i, "text": text, "action": "stack"} for i, text in
+                                      enumerate(subtasks)]},
+                "scene": scene, "subtask_index": subtask, "attempts": {str(subtask): attempt - 1},
+                "detections": {n: {"box_xyxy": [c[0][0] - 16, c[0][1] - 16, c[0][0] + 16, c[0][1] + 16],
+                                   "label": n, "score": 0.9} for n, c in CUBES.items()},
+                "localized": {n: {"position_m": list(c[2]), "grasp_yaw_rad": 0.3} for n, c in CUBES.items()},
+                "history": history[-40:], "trail": trail[-40:], "status": "running",
+                "llm_calls": [{"node": n, "model": "qwen2.5-vl-7b", "latency_s": 1.2 + 0.01 * k, "tokens_in": 1850 + k,
+                               "tokens_out": 120, "decoding": "json_schema", "attempt": k,
+                               "summary": f"{n} answered for subtask {subtask}: place the green block on the red "
+                                          f"block at ({0.01 * k:.2f}, 0.04, 0.79)"}
+                              for k, n in enumerate(["thinker", "reflector"] * 20)],
+                "tried": [f"strategy {k}: top-down grasp, approach {k * 7 % 90} degrees, failed with "
+                          f"{LONG_RUN_FAILURES[k % 4][0]}" for k in range(min(attempt, 40))],
+            }
+            emit("node_start", node=node, attempt=attempt, subtask_index=subtask, run_count=attempt, span=span,
+                 step=seq, inputs=state)
+            t += seconds
+            outputs: dict[str, Any] = {"trail": [f"{node}: subtask {subtask} attempt {attempt}"]}
+            route: Any = "next"
+            if node == "actor":
+                category, blamed, why = LONG_RUN_FAILURES[attempts_made % 4]
+                emit("fault_injected", skill="place_actor", fault=category, detail={"object": "green cube"})
+                emit("actor_command", arm="left", skill="place_actor", args={"object": "green cube",
+                     "target": "red cube"}, ok=False, message=why, failure_kind=category)
+            if node == "reflector":
+                category, blamed, why = LONG_RUN_FAILURES[attempts_made % 4]
+                verdict = {"verdict": "failure", "failure_category": category, "blamed_agent": blamed,
+                           "explanation": why, "failed_step": {"skill": "place_actor", "arm": "left"}}
+                frame = draw_scene(CUBES, gripper=True)
+                frame[rng.integers(0, H), :, :] = rng.integers(0, 255, 3)  # a different picture each attempt
+                rel = f"artifacts/{seq:06d}_reflector.png"
+                cv2.imwrite(str(out / rel), cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+                emit("artifact", name="reflector", path=rel, node="reflector",
+                     meta={"camera": "head", "role": "rgb", "boxes": [[94, 134, 126, 166, "red cube", 0.9]]})
+                outputs["reflection"] = verdict
+                route = blamed
+                history.append(verdict)
+                emit("verdict", node="reflector", subtask_index=subtask, route_to=blamed, **verdict)
+            trail.append(f"{node} (subtask {subtask}, attempt {attempt}): {route}")
+            size = emit("node_end", node=node, attempt=attempt, subtask_index=subtask, span=span,
+                        duration_s=seconds, outcome="ok", outputs=outputs, route=route)
+        attempts_made += 1
+        attempt += 1
+        if attempt > MAX_RETRIES_PER_SUBTASK + 1:
+            subtask, attempt = subtask + 1, 1
+    report = {"subtask_index": subtask, "subtask": subtasks[subtask % len(subtasks)],
+              "reason": "the attempt budget is spent", "attempts": attempt - 1, "history": history[-attempt + 1:],
+              "tried": [f"attempt {k}: {LONG_RUN_FAILURES[k % 4][0]}" for k in range(1, attempt)]}
+    emit("run_end", status="failed", success=False, graph_success=False, wall_s=round(t - 1_790_000_000.0, 3),
+         failure_report=report)
+    fh.close()
+    return {"events": seq, "attempts": attempts_made, "bytes": (out / "events.jsonl").stat().st_size}
+
+
 def record_real_run(out: Path, task: str, seed: int) -> None:
     """A run of the real controller (rules backend) on the SAPIEN scene, traced as ``mallvi run`` traces it."""
     from mallvi.bench.task_scenes import scene_catalog
@@ -442,7 +551,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("tests/fixtures/traces"))
     parser.add_argument("--real", action="store_true", help="also record real simulator runs (about a minute)")
+    parser.add_argument("--long-run", type=Path, help="write only a long retry-heavy run into this folder")
+    parser.add_argument("--size-mb", type=float, default=50.0, help="the long run's events.jsonl size (MB)")
     args = parser.parse_args()
+    if args.long_run is not None:
+        made = record_long_run(args.long_run, args.size_mb)
+        print(f"wrote {args.long_run}: {made['events']} events, {made['attempts']} attempts, "
+              f"{made['bytes'] / 1e6:.1f} MB")
+        return
     record_run(args.out / "run_stack", task="stack_blocks_three", seed=100003)
     record_bench(args.out / "bench_planning")
     print(f"wrote {args.out}/run_stack and {args.out}/bench_planning")

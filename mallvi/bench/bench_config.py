@@ -60,6 +60,8 @@ class BenchConfig:
         agent_backends: per-agent backend overrides of the graph agents, as ``mallvi run --agent-backend``.
         llm_timeout_s: seconds per model request (``--llm-timeout``).
         llm_decoding: how JSON is asked of the model (``--llm-decoding``).
+        video: record each episode's head camera as ``traces/<episode>/video/head.mp4`` (``--video``).
+        trace_images: which pictures the episode traces keep: "all", "keyframes" or "none" (``--trace-images``).
     """
 
     tier: TierName
@@ -81,6 +83,8 @@ class BenchConfig:
     llm_timeout_s: float = 60.0
     llm_decoding: str = "auto"
     calibration_sha256: str | None = field(default=None, init=False)
+    video: bool = False
+    trace_images: str = "all"
 
     def __post_init__(self) -> None:
         if self.station not in ("sim", "twin"):
@@ -93,6 +97,8 @@ class BenchConfig:
             if not self.calibration:
                 raise ValueError("--station twin needs --calibration FILE (from `mallvi calibrate --robot twin`)")
             object.__setattr__(self, "calibration_sha256", _sha256_or_none(self.calibration))
+        if self.trace_images not in ("all", "keyframes", "none"):
+            raise ValueError(f"--trace-images must be all, keyframes or none, got {self.trace_images!r}")
         if self.episodes < 1:
             raise ValueError(f"--episodes must be at least 1, got {self.episodes}")
         if self.seed_start < 0:

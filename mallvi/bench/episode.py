@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import time
@@ -19,6 +20,7 @@ from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.robot_drivers.calibration.calibration_yaml import CalibrationFileError
 from mallvi.sim_bridge.scene_spec import SceneSetupError
 from mallvi.tracing.trace import TraceWriter
+from mallvi.tracing.video import record_world_video
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +63,8 @@ def preload(cfg: BenchConfig) -> None:
 
 
 def needs_render(cfg: BenchConfig, task: BenchTask) -> bool:
-    """The expert reads truth only; everything else looks at images."""
-    return cfg.agent != "expert" or cfg.save_images
+    """The expert reads truth only; everything else looks at images (and a video needs a camera)."""
+    return cfg.agent != "expert" or cfg.save_images or cfg.video
 
 
 def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path) -> dict[str, Any]:
@@ -97,14 +99,17 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
         reuse_renders(world)
     instrument_world(clock, world)
     try:
-        with TraceWriter(tdir) as trace:
+        with TraceWriter(tdir, images=cfg.trace_images) as trace, contextlib.ExitStack() as recording:
             record.update(station_record(cfg))  # an agent may refine them
             trace.emit("run_start", instruction=task.instruction, task=task_name, seed=seed, config=cfg.to_json(),
                        station=record["station"], privileged=record["privileged"])
             if cfg.save_images and "head" in getattr(world, "camera_names", []):
                 trace.save_image("head_initial", world.observe("head").rgb, node="bench")
+            if cfg.video and "head" in getattr(world, "camera_names", []):
+                recording.enter_context(record_world_video(world, tdir, trace))
             with clock.phase("graph"):
                 record.update(_act(cfg, task, world, trace, clock))
+            recording.close()  # the video is finished and named in the trace before the episode's end
             record["final_xyz"] = {n: [round(float(v), 4) for v in o.pose.p] for n, o in sorted(world.objects.items())}
             record["trace"] = str(tdir.relative_to(Path(out_dir)))
             record["wall_s"] = time.perf_counter() - t0

@@ -240,13 +240,15 @@ def run_bench(
 ) -> dict[str, Any]:
     """Run (or resume) a benchmark; returns the results.json content.
 
-    ``workers`` defaults to ``default_workers()``; no more local workers start than there are episodes to run.
-    Before anything is written: the settings are checked (ValueError), the model endpoint is asked once
-    (``preflight.check_endpoint``: ``ServiceUnavailableError`` when it does not answer, ``UnusableModelError`` when
-    an agent that reads images would ask a text-only model) and the Ray cluster is connected
-    (``preflight.connect_ray``: ValueError for a malformed address, ``ServiceUnavailableError`` when it does not
-    answer).
+    ``workers`` defaults to ``default_workers()`` (on a Ray cluster: the cluster's CPUs); no more local workers
+    start than there are episodes to run. Before anything is written: the settings are checked (ValueError), the
+    model endpoint is asked once (``preflight.check_endpoint``: ``ServiceUnavailableError`` when it does not answer,
+    ``UnusableModelError`` when an agent that reads images would ask a text-only model) and the Ray cluster is
+    connected (``preflight.connect_ray``: ValueError for a malformed address, ``ServiceUnavailableError`` when it
+    does not answer).
     """
+    if workers is None and not ray_address:
+        workers = default_workers()
     if workers is not None and workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     check_available(cfg)
@@ -262,7 +264,7 @@ def run_bench(
     finished = {t: {int(r["seed"]): r.get("status") != "skipped" for r in records if r["task"] == t} for t in cfg.tasks}
     total = cfg.episodes * len(cfg.tasks)
     state = {"done": sum(q.done for q in queues.values()), "wins": _wins(records, cfg.tasks)}
-    if not ray_address:
+    if workers is not None and not ray_address:
         workers = min(workers, max(1, total - state["done"]))  # an idle worker would only pay its start-up
     t0 = time.perf_counter()
     ran: list[dict[str, Any]] = []
@@ -282,8 +284,8 @@ def run_bench(
             on_progress(Progress(state["done"], total, state["wins"], rec, time.perf_counter() - t0))
 
     if ray_address:
-        _run_ray(cfg, out, queues, finished, finish, ray_address, workers)
-    elif workers == 1:
+        workers = _run_ray(cfg, out, queues, finished, finish, ray_address, workers)
+    elif workers is None or workers == 1:
         for task, seed in _drain(queues, finished):
             finish(run_episode(cfg, task, seed, out))
     else:
@@ -417,15 +419,18 @@ def _run_ray(
     finished: dict[str, dict[int, bool]],
     finish: Callable[[dict[str, Any]], None],
     address: str,
-    max_in_flight: int,
-) -> None:
+    max_in_flight: int | None,
+) -> int:
     """Episodes as Ray tasks on a cluster; records come back to this process, which alone writes the files.
 
+    ``max_in_flight`` (``--workers``) defaults to the cluster's CPUs, not this machine's; returns the number used.
     Traces are written by the Ray workers under ``out``, so ``out`` must be on storage every node shares.
     """
     import ray
 
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    if max_in_flight is None:
+        max_in_flight = cluster_cpus(ray.cluster_resources())
     remote = ray.remote(run_episode)
     pending: dict[Any, tuple[str, int]] = {}
     jobs = _jobs(queues, finished)
@@ -439,8 +444,14 @@ def _run_ray(
                     break
             pending[remote.remote(cfg, nxt[0], nxt[1], str(out))] = nxt
         if not pending:
-            return
+            return max_in_flight
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
             pending.pop(ref)
             finish(ray.get(ref))
+
+
+def cluster_cpus(resources: dict[str, Any]) -> int:
+    """The whole CPUs a Ray cluster offers (``ray.cluster_resources()``), at least one."""
+    cpus = resources.get("CPU")
+    return max(1, int(cpus)) if isinstance(cpus, int | float) and not isinstance(cpus, bool) else 1

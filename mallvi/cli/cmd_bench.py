@@ -41,6 +41,10 @@ def register(sub: Any) -> None:
                    help="simulated fault level (default: none)")
     p.add_argument("--out", required=True, help="output folder; rerunning with the same folder resumes")
     p.add_argument("--no-images", action="store_true", help="do not store the head image of each episode")
+    p.add_argument("--video", action="store_true",
+                   help="record each episode's head camera as traces/<episode>/video/head.mp4 (the viewer plays it)")
+    p.add_argument("--trace-images", choices=["all", "keyframes", "none"], default="all",
+                   help="which pictures the episode traces keep (default: all)")
     p.add_argument("--single-mode", choices=["mallvi", "paper"], default="mallvi",
                    help="single agent, Tier 2: 'paper' freezes the episode after a failed motion plan as the original "
                         "benchmark's code does (default: mallvi, a failed plan is a failed action)")
@@ -79,6 +83,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                        agent=args.agent, backend=args.backend, perception=args.perception,
                        contingency=args.contingency, llm=llm, save_images=not args.no_images,
+                       video=args.video, trace_images=args.trace_images,
                        single_mode=args.single_mode, reuse=not args.no_reuse,
                        station=args.station, calibration=args.calibration,
                        randomization=args.randomization, agent_backends=agent_backends,

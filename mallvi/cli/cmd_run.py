@@ -109,7 +109,8 @@ def _run(cmd: RunCommand, request: Any, approve: bool) -> RunResult | None:
     try:
         with native_stdout_to_stderr():  # native libraries (the motion planner) print; stdout stays clean
             return run(request, cmd.cfg, catalog=scene_catalog(), progress=progress,
-                       decide=ask_approval if approve else None)
+                       decide=ask_approval if approve else None, video=cmd.video, trace_images=cmd.trace_images,
+                       trace_state=cmd.trace_state)
     except (ConfigError, RefusalError, UsageError) as e:
         release_run_dir(request.trace_dir)
         raise UsageError(str(e)) from e

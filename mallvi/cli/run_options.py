@@ -33,6 +33,8 @@ class RunCommand:
         resume: the paused run to continue.
         calibration: the twin's or the rig's calibration file.
         json, quiet: how to report.
+        video: record the head camera as an MP4 in the trace (simulator and twin).
+        trace_images, trace_state: what the trace keeps (``--trace-images``, ``--trace-state``).
     """
 
     cfg: RunConfig
@@ -45,6 +47,9 @@ class RunCommand:
     calibration: Path | None
     json: bool
     quiet: bool
+    video: bool = False
+    trace_images: str = "all"
+    trace_state: str = "full"
 
 
 def add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
@@ -86,6 +91,12 @@ def add_run_options(p: argparse.ArgumentParser, demo: bool = False) -> None:
                         "both arms at once (the benchmark's fine tier)")
     p.add_argument("--trace-dir", help="where the trace goes (default: runs/<time>-<task>-<seed>); a folder that "
                                        "already holds a run gets this one in a new run-N/ subfolder")
+    p.add_argument("--video", action="store_true",
+                   help="record the head camera as TRACE_DIR/video/head.mp4 (simulator and twin; the viewer plays it)")
+    p.add_argument("--trace-images", choices=["all", "keyframes", "none"], default="all",
+                   help="which pictures the trace keeps: all, the Descriptor's and Reflector's only, or none")
+    p.add_argument("--trace-state", choices=["full", "none"], default="full",
+                   help="whether the trace keeps each node's input state (most of a long run's trace)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -128,7 +139,9 @@ def command_from_args(args: argparse.Namespace, instruction: str | None, task: s
     return RunCommand(cfg=cfg, instruction=instruction, task=task, seed=args.seed, trace_root=trace_root,
                       checkpoint=Path(checkpoint) if checkpoint is not None else None, resume=args.resume,
                       calibration=Path(calibration) if calibration is not None else None, json=args.json,
-                      quiet=args.quiet)
+                      quiet=args.quiet, video=bool(getattr(args, "video", False)),
+                      trace_images=getattr(args, "trace_images", "all"),
+                      trace_state=getattr(args, "trace_state", "full"))
 
 
 def default_trace_dir(task: str, seed: int, root: str | Path = "runs") -> Path:

@@ -1,8 +1,9 @@
 """The Dash trace viewer: run list, one run's timeline and steps, the benchmark page; live while runs grow.
 
 Pages: ``/`` (runs), ``/run?path=KEY`` (one run), ``/bench?path=KEY`` (a ``mallvi bench`` folder); ``/download``
-serves a step's long texts whole (see ``fulltext``). Everything is
-served from this process (Dash's bundled scripts, no external stylesheets or CDNs); no debug mode.
+serves a step's long texts whole (see ``fulltext``), ``/image`` and ``/video`` a run's pictures and recordings
+(see ``media``). Everything is served from this process (Dash's bundled scripts, no external stylesheets or
+CDNs); no debug mode. A request the viewer cannot answer gets a short plain-text status, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,17 +15,28 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import dash
-from dash import Dash, Input, Output, State, dcc, html
-from dash.exceptions import PreventUpdate
+from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
+from dash.exceptions import DependencyException, PreventUpdate
 from flask import Response, request
+from werkzeug.exceptions import HTTPException
 
 from mallvi.logviz.components.bench import bench_page
 from mallvi.logviz.components.runlist import filter_options, filter_runs, run_table
 from mallvi.logviz.components.step import run_events_panel, step_panel
-from mallvi.logviz.components.timeline import timeline_figure
+from mallvi.logviz.components.timeline import (
+    BY_ATTEMPT,
+    BY_NODE,
+    attempt_pages,
+    default_layout,
+    last_page,
+    timeline_figure,
+)
 from mallvi.logviz.fulltext import download_name, full_text
+from mallvi.logviz.links import video_href
+from mallvi.logviz.media import image_png, ranged_file_response, video_path
 from mallvi.logviz.reader import RunSummary
 from mallvi.logviz.run_index import RootNotFoundError, RunCatalog
+from mallvi.logviz.run_text import failure_report_text, graph_status_text, outcome_text
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +115,30 @@ def serve(root: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) 
 
 
 def _register(app: Dash, catalog: RunCatalog) -> None:
-    app.server.add_url_rule("/download", "download", lambda: _download(catalog))
+    server = app.server
+    server.add_url_rule("/download", "download", lambda: _download(catalog))
+    server.add_url_rule("/image", "image", lambda: _image(catalog))
+    server.add_url_rule("/video", "video", lambda: _video(catalog))
+
+    @server.before_request
+    def refuse_dot_segments() -> Response | None:
+        """A path with ``..`` or ``.`` segments (raw or %-encoded) names nothing the viewer serves."""
+        segments = request.path.replace("\\", "/").split("/")
+        if any(seg in ("..", ".") for seg in segments) or "\x00" in request.path:
+            return _plain("not found", 404)
+        return None
+
+    @server.errorhandler(DependencyException)
+    def unknown_component_file(e: DependencyException) -> Response:  # Dash's answer to an unregistered script
+        log.info("no such script: %s", request.path)
+        return _plain("not found", 404)
+
+    @server.errorhandler(Exception)
+    def unexpected(e: Exception) -> Response | HTTPException:
+        if isinstance(e, HTTPException):
+            return e
+        log.warning("the viewer could not answer %s: %s: %s", request.path, type(e).__name__, str(e)[:300])
+        return _plain("the viewer could not answer this request (see its log)", 500)
 
     @app.callback(
         Output("nav", "children"), Output("page", "children"), Input("url", "pathname"), Input("url", "search")
@@ -144,17 +179,34 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
         Output("step-select", "options"),
         Output("run-events-container", "children"),
         Output("run-signature", "data"),
+        Output("timeline-page", "options"),
+        Output("timeline-page", "style"),
         Input("tick", "n_intervals"),
+        Input("timeline-layout", "value"),
+        Input("timeline-page", "value"),
         State("run-key", "data"),
         State("run-signature", "data"),
     )
-    def update_run(_: Any, key: str | None, seen: Any) -> tuple[Any, ...]:
+    def update_run(_: Any, layout: str | None, first_row: int | None, key: str | None, seen: Any) -> tuple[Any, ...]:
         run = catalog.run(key) if key else None
         if run is None:
             raise PreventUpdate
-        if run.n_events == seen:
+        signature = _run_signature(run, layout, first_row)
+        if signature == seen:
             raise PreventUpdate
-        return timeline_figure(run), _run_header(run), _step_options(run), run_events_panel(run, key), run.n_events
+        figure = timeline_figure(run, layout, first_row)
+        pages, style = _page_choice(run, layout)
+        if dash.ctx.triggered_id in ("timeline-layout", "timeline-page"):  # only the timeline changes
+            return figure, dash.no_update, dash.no_update, dash.no_update, signature, pages, style
+        return figure, _run_header(run), _step_options(run), run_events_panel(run, key), signature, pages, style
+
+    app.clientside_callback(
+        ClientsideFunction(namespace="mallvi", function_name="seekVideo"),
+        Output("video-seek", "data"),
+        Input("timeline", "clickData"),
+        State("video-times", "data"),
+        prevent_initial_call=True,
+    )
 
     @app.callback(
         Output("step-index", "data"),
@@ -163,11 +215,12 @@ def _register(app: Dash, catalog: RunCatalog) -> None:
         prevent_initial_call=True,
     )
     def select_step(click: dict[str, Any] | None, selected: int | None) -> int | None:
+        """The step a bar stands for (its ``customdata`` starts with the execution's index)."""
         if dash.ctx.triggered_id != "timeline":
             return selected
         points = (click or {}).get("points") or [{}]
         custom = points[0].get("customdata")
-        if isinstance(custom, list):
+        if isinstance(custom, list):  # [exec index, start time]
             custom = custom[0] if custom else None
         if not isinstance(custom, int | float):  # e.g. a run-events marker
             raise PreventUpdate
@@ -206,6 +259,39 @@ def _download(catalog: RunCatalog) -> Response:
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
+def _image(catalog: RunCatalog) -> Response:
+    """A run's picture with its overlays (PNG); 404 for a link that names nothing readable."""
+    args = request.args
+    key = args.get("path")
+    try:
+        seq, exec_index = int(args.get("seq", "")), int(args.get("exec", ""))
+    except ValueError:
+        return _plain("bad image link", 400)
+    run = catalog.run(key) if key else None
+    data = image_png(run, seq, exec_index) if run is not None else None
+    if data is None:
+        return _plain("no such image", 404)
+    return Response(data, mimetype="image/png", headers={"Cache-Control": "max-age=3600"})
+
+
+def _video(catalog: RunCatalog) -> Response:
+    """A run's recorded video, in the byte ranges the browser asks for; 404 for a link that names none."""
+    key = request.args.get("path")
+    try:
+        number = int(request.args.get("n", ""))
+    except ValueError:
+        return _plain("bad video link", 400)
+    run = catalog.run(key) if key else None
+    path = video_path(run, number) if run is not None else None
+    if path is None:
+        return _plain("no such video", 404)
+    return ranged_file_response(path, request, "video/mp4")
+
+
+def _plain(text: str, status: int) -> Response:
+    return Response(text + "\n", status=status, mimetype="text/plain")
+
+
 def _list_page() -> html.Div:
     return html.Div(
         [
@@ -227,18 +313,71 @@ def _run_page(catalog: RunCatalog, key: str) -> html.Div:
     run = catalog.run(key)
     if run is None:
         return _missing(f"run {key!r}")
+    layout = default_layout(run)
+    first_row = last_page(run)
+    timeline = dcc.Graph(id="timeline", config={"displaylogo": False},
+                         figure=timeline_figure(run, layout, first_row))
+    pages, page_style = _page_choice(run, layout)
     return html.Div(
         [
             dcc.Store(id="run-key", data=key),
-            dcc.Store(id="run-signature"),
+            dcc.Store(id="run-signature", data=_run_signature(run, layout, first_row)),  # nothing for a first poll
             dcc.Store(id="step-index"),
+            dcc.Store(id="video-times", data=_video_times(run)),
+            dcc.Store(id="video-seek"),
             html.Div(_run_header(run), id="run-header"),
-            dcc.Graph(id="timeline", config={"displaylogo": False}, figure=timeline_figure(run)),
+            dcc.RadioItems(
+                id="timeline-layout",
+                options=[{"label": "timeline by subtask attempt", "value": BY_ATTEMPT},
+                         {"label": "by node", "value": BY_NODE}],
+                value=layout,
+                inline=True,
+                className="timeline-layout",
+            ),
+            dcc.Dropdown(id="timeline-page", options=pages, value=first_row, clearable=False, style=page_style,
+                         className="timeline-page"),
+            html.Div([html.Div(timeline, className="timeline-box"), *_video_panel(run, key)],
+                     className="timeline-row" + (" with-video" if run.videos else "")),
             dcc.Dropdown(id="step-select", options=_step_options(run), placeholder="…or choose a step"),
             html.Div(id="step", className="step-container"),
             html.Div(run_events_panel(run, key), id="run-events-container"),
         ]
     )
+
+
+def _run_signature(run: RunSummary, layout: str | None, first_row: int | None) -> list[Any]:
+    """What the run's page shows depends on: the events read, the lines skipped, the timeline's layout and page."""
+    return [run.n_events, len(run.problems), layout, first_row]
+
+
+def _page_choice(run: RunSummary, layout: str | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The by-attempt pages to choose from; the chooser is hidden when there is one page or another layout."""
+    pages = attempt_pages(run)
+    shown = (layout or default_layout(run)) == BY_ATTEMPT and len(pages) > 1
+    return pages, ({"width": "320px"} if shown else {"display": "none"})
+
+
+def _video_panel(run: RunSummary, key: str) -> list[Any]:
+    """The run's first recorded video beside the timeline (clicking a bar seeks it to that moment)."""
+    if not run.videos:
+        return []
+    video = run.videos[0]
+    caption = f"{video.get('camera') or 'camera'}: {video.get('frames') or '?'} frames at {video.get('fps') or '?'} fps"
+    return [html.Figure([html.Video(src=video_href(key, 0), id="run-video", controls=True, preload="metadata",
+                                    muted=True, className="run-video"),
+                         html.Figcaption(caption)], className="video-box")]
+
+
+def _video_times(run: RunSummary) -> dict[str, Any] | None:
+    """What the seek-on-click script needs: the video's frame rate and each frame's Unix time."""
+    if not run.videos:
+        return None
+    video = run.videos[0]
+    times = run.event_value(video, "frame_t")
+    fps = video.get("fps")
+    if not isinstance(times, list) or not isinstance(fps, int | float) or isinstance(fps, bool) or fps <= 0:
+        return None
+    return {"fps": fps, "t": times}
 
 
 def _step_options(run: RunSummary) -> list[dict[str, Any]]:
@@ -254,7 +393,8 @@ def _run_header(run: RunSummary) -> html.Div:
     facts = [
         ("task", run.task or "-"),
         ("instruction", run.instruction or "-"),
-        ("outcome", run.outcome + (f" ({run.status})" if run.status else "")),
+        ("outcome", outcome_text(run)),
+        ("graph status", graph_status_text(run)),
         ("duration", duration),
         ("LLM calls", str(run.llm_calls)),
         ("tokens", f"{run.tokens_in:,} in / {run.tokens_out:,} out"),
@@ -267,7 +407,13 @@ def _run_header(run: RunSummary) -> html.Div:
         html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in facts], className="facts", id="run-facts"),
     ]
     if failure:
-        children.append(html.Pre(str(failure), className="failure-report"))
+        children.append(html.H4("Failure report"))
+        children.append(html.Pre(failure_report_text(run.event_value(run.run_end, "failure_report")),
+                                 className="failure-report", id="failure-report"))
+    if run.problems:
+        listed = "; ".join(str(p) for p in run.problems[:5]) + (" …" if len(run.problems) > 5 else "")
+        children.append(html.Div(f"{len(run.problems)} line(s) of events.jsonl could not be read and are left out: "
+                                 f"{listed}", className="problems", id="run-problems"))
     return html.Div(children)
 
 

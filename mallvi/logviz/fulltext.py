@@ -70,7 +70,7 @@ def full_text(run: RunSummary, exec_index: int, part: str, call: int | None) -> 
             return None
         if not 0 <= call < len(calls):
             return None
-        value = calls[call].get(part)
+        value = run.event_value(calls[call], part)
         return prompt_text(value) if part == "prompt" else str(value or "")
     if part in STEP_PARTS and 0 <= exec_index < len(run.node_execs):
         return json_text(getattr(run.node_execs[exec_index], part))

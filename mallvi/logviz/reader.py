@@ -1,8 +1,14 @@
-"""Read a trace back: incremental (live) reading and a run summary with node executions.
+"""Read a trace back: an index of ``events.jsonl`` built once and extended as the run grows, and a run summary.
 
 ``load_run(dir)`` reads a finished or growing trace once; ``TraceReader(dir)`` keeps its place in
 ``events.jsonl`` and, on each ``refresh()``, reads only what was appended since (complete lines only),
 so a viewer can poll a run that is still being written.
+
+The index keeps each event's small fields and where its line lies in the file, not its bulk: a node's
+``inputs``/``outputs``, an LLM call's ``prompt``/``response`` and any string longer than ``INLINE_STR_CHARS`` are
+read back from the file when a page needs them (``event_field``, ``NodeExec.inputs``), so a 50 MB trace is held
+in a few MB. A line that cannot be read (too long, not UTF-8, nested too deep, a number of thousands of digits,
+not JSON) is skipped and listed in ``RunSummary.problems``; the rest of the run still shows.
 """
 
 from __future__ import annotations
@@ -10,13 +16,16 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from mallvi.logviz.scene_data import scene_graph_in
 from mallvi.tracing.capture import find_verdict
-from mallvi.tracing.trace import parse_event_line
+from mallvi.tracing.jsonl import LineProblem, iter_raw_lines, open_regular, parse_json_bytes, parse_line
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +34,24 @@ STALE_AFTER_S = 300.0
 
 #: Event kinds attached to the node execution during which they happened.
 STEP_EVENT_KINDS = ("actor_command", "safety_refusal", "fault_injected", "error", "scene_graph", "verdict")
+
+#: per kind, the fields the index leaves in the file (read back on demand)
+BULK_FIELDS: dict[str, tuple[str, ...]] = {
+    "node_start": ("inputs",),
+    "node_end": ("outputs",),
+    "llm_call": ("prompt", "response"),
+}
+#: a string field longer than this is cut in the index (the whole of it stays in the file)
+INLINE_STR_CHARS = 4000
+#: index keys: where the event's line lies (offset, length) and which of its fields are not (wholly) in the index
+REF_KEY = "_ref"
+LEFT_OUT_KEY = "_left_out"
+#: index keys derived from the bulk when it was read: the Reflector verdict and a scene graph in it
+VERDICT_KEY = "_verdict"
+SCENE_GRAPH_KEY = "_scene_graph"
+
+#: a run's outcome for each graph status that is not a judged success or failure
+STATUS_OUTCOMES = {"planned": "planned", "paused": "paused"}
 
 
 @dataclass
@@ -42,8 +69,9 @@ class NodeExec:
     t_end: float | None = None
     duration_s: float | None = None
     outcome: str = "running"  # ok | error | failed (a failing verdict) | running (no node_end yet)
-    inputs: Any = None
-    outputs: Any = None
+    start_event: dict[str, Any] = field(default_factory=dict, repr=False)
+    end_event: dict[str, Any] | None = field(default=None, repr=False)
+    trace_dir: Path | None = None
     route: Any = None
     error: str | None = None
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -57,6 +85,26 @@ class NodeExec:
     def label(self) -> str:
         return f"{self.node} #{self.attempt}"
 
+    @property
+    def inputs(self) -> Any:
+        """The summarised input state (read from the trace file when the index left it there)."""
+        return event_field(self.start_event, "inputs", self.trace_dir)
+
+    @property
+    def outputs(self) -> Any:
+        """The summarised state update (None while the node runs)."""
+        return event_field(self.end_event, "outputs", self.trace_dir) if self.end_event is not None else None
+
+    def scene_graph(self, include_inputs: bool) -> dict[str, Any] | None:
+        """A scene graph in this execution's outputs (or, asked for, its inputs), found when it was indexed."""
+        for ev, name in ((self.end_event, "outputs"), (self.start_event if include_inputs else None, "inputs")):
+            if ev is None:
+                continue
+            found = ev.get(SCENE_GRAPH_KEY) if SCENE_GRAPH_KEY in ev else scene_graph_in(ev.get(name))
+            if found is not None:
+                return found
+        return None
+
 
 @dataclass
 class RunSummary:
@@ -65,10 +113,13 @@ class RunSummary:
     directory: Path
     run_id: str = ""
     task: str = ""
+    graph_status: str = ""  # what the graph itself reported (run_end.status), beside the judged outcome
     instruction: str = ""
     seed: Any = None
     status: str = ""
-    outcome: str = "running"  # success | failure | running (no run_end yet) | incomplete (no run_end, stale) | empty
+    # judged: success | failure; planned (a dry run) | paused (waits for --resume); running (no run_end yet) |
+    # incomplete (no run_end, stale) | empty | unreadable
+    outcome: str = "running"
     t_start: float | None = None
     t_end: float | None = None
     duration_s: float | None = None
@@ -81,6 +132,8 @@ class RunSummary:
     run_start: dict[str, Any] = field(default_factory=dict)
     run_end: dict[str, Any] = field(default_factory=dict)
     unattached: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[LineProblem] = field(default_factory=list)  # lines of events.jsonl that were skipped
+    videos: list[dict[str, Any]] = field(default_factory=list)  # ``video`` events: a camera's recording
 
     @property
     def finished(self) -> bool:
@@ -90,47 +143,69 @@ class RunSummary:
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_out
 
+    @property
+    def judged(self) -> bool | None:
+        """``run_end.success``: the run judged from the scene (simulator truth), None when not said."""
+        success = self.run_end.get("success") if self.run_end else None
+        return success if isinstance(success, bool) else None
+
+    def event_value(self, event: dict[str, Any], name: str) -> Any:
+        """One field of one of this run's events, read from the trace file when the index left it there."""
+        return event_field(event, name, self.directory)
+
 
 class TraceReader:
-    """Incremental reader of one trace directory; safe to poll while a writer appends."""
+    """Incremental index of one trace directory; safe to poll while a writer appends, and from several threads."""
 
     def __init__(self, directory: str | Path):
         self.dir = Path(directory)
-        self.events: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []  # indexed events: small fields, and where the rest lies
+        self.problems: list[LineProblem] = []
         self._offset = 0
+        self._next_line = 1
+        self._identity: tuple[int, int] | None = None
         self._summary: RunSummary | None = None
+        self._lock = threading.RLock()
 
     @property
     def path(self) -> Path:
         return self.dir / "events.jsonl"
 
     def refresh(self) -> int:
-        """Read complete lines appended since the last call; returns how many events were added."""
-        try:
-            size = os.path.getsize(self.path)
-        except OSError:
-            return 0
-        if size < self._offset:  # truncated or replaced: start again
-            log.info("trace %s shrank; re-reading it", self.path)
-            self.events, self._offset = [], 0
-        if size == self._offset:
-            return 0
-        with open(self.path, "rb") as fh:
-            fh.seek(self._offset)
-            chunk = fh.read(size - self._offset)
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            return 0  # only a partial line so far
-        added = 0
-        for raw in chunk[: end + 1].splitlines():
-            event = parse_event_line(raw.decode("utf-8", errors="replace"), str(self.path))
-            if event is not None:
-                self.events.append(event)
-                added += 1
-        self._offset += end + 1
-        if added:
-            self._summary = None
-        return added
+        """Index complete lines appended since the last call; returns how many events were added."""
+        with self._lock:
+            try:
+                fh = open_regular(self.path)
+            except OSError:
+                return 0
+            with fh:
+                st = os.fstat(fh.fileno())
+                identity = (st.st_dev, st.st_ino)
+                if st.st_size < self._offset or (self._identity is not None and identity != self._identity):
+                    log.info("trace %s shrank or was replaced; re-reading it", self.path)
+                    self.events, self.problems, self._offset, self._next_line = [], [], 0, 1
+                    self._summary = None
+                self._identity = identity
+                if st.st_size == self._offset:
+                    return 0
+                added = 0
+                for line in iter_raw_lines(fh, start_offset=self._offset, first_number=self._next_line):
+                    if not line.complete:
+                        break  # the writer is mid-line (or was killed there): wait for the rest
+                    self._offset, self._next_line = line.offset + line.length, line.number + 1
+                    record, problem = parse_line(line)
+                    if problem is None and record is not None and "kind" not in record:
+                        problem = LineProblem(line.number, "an event without a kind")
+                    if problem is not None:
+                        log.warning("skipping %s %s", self.path, problem)
+                        self.problems.append(problem)
+                        self._summary = None
+                    elif record is not None:
+                        self.events.append(index_event(record, line.offset, line.length))
+                        added += 1
+            if added:
+                self._summary = None
+            return added
 
     def summary(self) -> RunSummary:
         """The run summary of everything read so far (refresh() first to pick up new events).
@@ -138,9 +213,11 @@ class TraceReader:
         A run without ``run_end`` is ``running`` while its file changed in the last ``STALE_AFTER_S`` seconds,
         else ``incomplete`` (killed or crashed).
         """
-        if self._summary is None:
-            self._summary = summarize_events(self.dir, self.events)
-        run = self._summary
+        with self._lock:
+            if self._summary is None:
+                self._summary = summarize_events(self.dir, self.events)
+                self._summary.problems = list(self.problems)
+            run = self._summary
         if run.outcome in ("running", "incomplete"):
             try:
                 age_s = time.time() - os.path.getmtime(self.path)
@@ -148,6 +225,71 @@ class TraceReader:
                 age_s = 0.0
             run.outcome = "incomplete" if age_s > STALE_AFTER_S else "running"
         return run
+
+
+def index_event(event: dict[str, Any], offset: int, length: int) -> dict[str, Any]:
+    """What the index keeps of one event read from ``offset`` (``length`` bytes) of ``events.jsonl``."""
+    kind = event.get("kind")
+    bulk = BULK_FIELDS.get(kind if isinstance(kind, str) else "", ())
+    kept: dict[str, Any] = {}
+    left_out: list[str] = []
+    for name, value in event.items():
+        if name in bulk:
+            left_out.append(name)
+        elif isinstance(value, str) and len(value) > INLINE_STR_CHARS:
+            kept[name] = value[:INLINE_STR_CHARS]
+            left_out.append(name)
+        else:
+            kept[name] = value
+    if kind == "node_end":
+        outputs = event.get("outputs")
+        kept[VERDICT_KEY] = find_verdict(outputs) if isinstance(outputs, dict) else None
+        kept[SCENE_GRAPH_KEY] = scene_graph_in(outputs)
+    elif kind == "node_start":
+        kept[SCENE_GRAPH_KEY] = scene_graph_in(event.get("inputs"))
+    if left_out:
+        kept[REF_KEY] = (offset, length)
+        kept[LEFT_OUT_KEY] = tuple(left_out)
+    return kept
+
+
+def event_field(event: dict[str, Any] | None, name: str, trace_dir: Path | None) -> Any:
+    """Field ``name`` of an event: from the index, or read back from the trace file when the index left it there.
+
+    Falls back to what the index holds (a cut string, or None) when the file no longer holds that line.
+    """
+    if event is None:
+        return None
+    if name not in event.get(LEFT_OUT_KEY, ()):
+        return event.get(name)
+    ref = event.get(REF_KEY)
+    if trace_dir is None or not isinstance(ref, tuple):
+        return event.get(name)
+    full = read_event_at(trace_dir / "events.jsonl", ref[0], ref[1])
+    if full is None or full.get("seq") != event.get("seq"):
+        return event.get(name)
+    return full.get(name)
+
+
+def full_event(event: dict[str, Any], trace_dir: Path | None) -> dict[str, Any]:
+    """An event with every field, the ones the index left in the file read back."""
+    out = {k: v for k, v in event.items() if k not in (REF_KEY, LEFT_OUT_KEY, VERDICT_KEY, SCENE_GRAPH_KEY)}
+    for name in event.get(LEFT_OUT_KEY, ()):
+        out[name] = event_field(event, name, trace_dir)
+    return out
+
+
+def read_event_at(path: Path, offset: int, length: int) -> dict[str, Any] | None:
+    """The event on the line at ``offset`` of ``path``, or None when it cannot be read back."""
+    try:
+        with open_regular(path) as fh:
+            fh.seek(offset)
+            data = fh.read(length)
+    except OSError as e:
+        log.warning("cannot read back %s at %d: %s", path, offset, e)
+        return None
+    value, problem = parse_json_bytes(data)
+    return value if problem is None and isinstance(value, dict) else None
 
 
 def load_run(directory: str | Path) -> RunSummary:
@@ -189,7 +331,8 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
                 run_count=_int(ev.get("run_count")),
                 span=_span(ev.get("span")),
                 step=_int(ev.get("step")),
-                inputs=ev.get("inputs"),
+                start_event=ev,
+                trace_dir=directory,
             )
             run.node_execs.append(ex)
             if ex.span:
@@ -205,9 +348,10 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
             if ex_end.duration_s is None:
                 ex_end.duration_s = t - ex_end.t_start
             ex_end.outcome = str(ev.get("outcome") or "ok")
-            ex_end.outputs = ev.get("outputs")
+            ex_end.end_event = ev
             ex_end.route = ev.get("route")
-            ex_end.error = ev.get("error")
+            error = ev.get("error")
+            ex_end.error = None if error is None else str(error)  # cut to INLINE_STR_CHARS; whole: event_field
             artifacts = ev.get("artifacts")
             for rel in artifacts if isinstance(artifacts, list) else []:
                 ex_end.artifacts.append({"kind": "artifact", "path": rel, "name": Path(str(rel)).stem, "meta": {}})
@@ -218,6 +362,8 @@ def summarize_events(directory: Path, events: list[dict[str, Any]]) -> RunSummar
             _attach(run, ev, by_span, "llm_calls")
         elif kind == "artifact":
             _attach(run, ev, by_span, "artifacts")
+        elif kind == "video":
+            run.videos.append(ev)
         elif kind in STEP_EVENT_KINDS:
             if kind == "verdict":
                 run.verdicts.append(ev)
@@ -255,19 +401,25 @@ def _attach(run: RunSummary, ev: dict[str, Any], by_span: dict[str, NodeExec], w
 
 
 def _exec_at(execs: list[NodeExec], t: float, node: str) -> NodeExec | None:
-    candidates = [ex for ex in execs if ex.t_start <= t and (not node or ex.node == node)]
-    running = [ex for ex in candidates if ex.t_end is None or t <= ex.t_end]
-    if running:
-        return running[-1]
-    return candidates[-1] if node and candidates else None
+    """The latest execution (of ``node``, if given) running at ``t``; else, for a named node, its latest start
+    before ``t``. Searched from the newest, where a live event almost always belongs."""
+    latest_started: NodeExec | None = None
+    for ex in reversed(execs):
+        if ex.t_start > t or (node and ex.node != node):
+            continue
+        if ex.t_end is None or t <= ex.t_end:
+            return ex
+        if latest_started is None:
+            latest_started = ex
+    return latest_started if node else None
 
 
 def _finish(run: RunSummary, events: list[dict[str, Any]]) -> None:
     last_t = finite_number(events[-1].get("t")) or run.t_start or 0.0
     if run.run_end:
-        success = run.run_end.get("success")
         run.status = str(run.run_end.get("status") or "")
-        run.outcome = "success" if success is True else "failure" if success is False else (run.status or "ended")
+        run.graph_status = run.status
+        run.outcome = run_outcome(run.run_end.get("success"), run.status)
         run.t_end = finite_number(run.run_end.get("t"))
         run.duration_s = finite_number(run.run_end.get("wall_s"))
     else:
@@ -275,20 +427,45 @@ def _finish(run: RunSummary, events: list[dict[str, Any]]) -> None:
         run.t_end = last_t
     if run.duration_s is None and run.t_start is not None:
         run.duration_s = (run.t_end or last_t) - run.t_start
+    last_by_node: dict[str, NodeExec] = {}
     for ex in run.node_execs:
         if ex.t_end is not None:
-            ex.followed_by = next((e.index for e in run.node_execs[ex.index + 1 :] if e.t_start >= ex.t_end), None)
-        verdict = ex.verdict or _verdict_from_outputs(ex.outputs)
-        if verdict is None:
-            continue
-        ex.verdict = verdict
-        if not _verdict_ok(verdict) and ex.outcome == "ok":
-            ex.outcome = "failed"
-        blamed = verdict.get("blamed_agent")
-        if blamed and not _verdict_ok(verdict):
-            earlier = [e for e in run.node_execs[: ex.index] if e.node == blamed]
-            if earlier and earlier[-1].blamed_by is None:
-                earlier[-1].blamed_by = ex.index
+            t_end = ex.t_end
+            ex.followed_by = next((e.index for e in islice(run.node_execs, ex.index + 1, None) if e.t_start >= t_end),
+                                  None)
+        verdict = ex.verdict or _verdict_of(ex)
+        if verdict is not None:
+            ex.verdict = verdict
+            if not _verdict_ok(verdict) and ex.outcome == "ok":
+                ex.outcome = "failed"
+            blamed = verdict.get("blamed_agent")
+            if blamed and not _verdict_ok(verdict):
+                earlier = last_by_node.get(str(blamed))
+                if earlier is not None and earlier.blamed_by is None:
+                    earlier.blamed_by = ex.index
+        last_by_node[ex.node] = ex
+
+
+def run_outcome(success: Any, status: str) -> str:
+    """A finished run's outcome: ``planned``/``paused`` for a dry run and a paused one (neither is judged a
+    failure), else ``success``/``failure`` as judged (``run_end.success``), else the graph's status."""
+    if status in STATUS_OUTCOMES:
+        return STATUS_OUTCOMES[status]
+    if success is True:
+        return "success"
+    if success is False:
+        return "failure"
+    return status or "ended"
+
+
+def _verdict_of(ex: NodeExec) -> dict[str, Any] | None:
+    end = ex.end_event
+    if end is None:
+        return None
+    if VERDICT_KEY in end:
+        found = end[VERDICT_KEY]
+        return found if isinstance(found, dict) else None
+    return _verdict_from_outputs(end.get("outputs"))
 
 
 def _verdict_from_outputs(outputs: Any) -> dict[str, Any] | None:

@@ -8,13 +8,11 @@ lead outside the root are skipped with a warning: the viewer shows nothing from 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from mallvi.logviz.reader import RunSummary, TraceReader
 
@@ -112,32 +110,6 @@ class RunCatalog:
             if key not in self._benches:
                 return None
         return self.root / key
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file's content, or None (logged) when missing or unreadable."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        log.warning("cannot read %s: %s", path, e)
-        return None
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file; corrupt or torn lines are skipped."""
-    out: list[dict[str, Any]] = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return out
-    for line in text.splitlines():
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(item, dict):
-            out.append(item)
-    return out
 
 
 def _walk(root: Path, warned: set[str]) -> tuple[list[Path], list[Path]]:

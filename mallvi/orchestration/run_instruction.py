@@ -8,6 +8,7 @@ a ``GraphSession`` built once per worker.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -75,8 +76,14 @@ def run(
     decide: Decider | None = None,
     progress: Callable[[str], None] | None = None,
     rig: RigAccess | None = None,
+    video: bool = False,
+    trace_images: str = "all",
+    trace_state: str = "full",
 ) -> RunResult:
     """Run ``request`` on the Station ``cfg`` names and judge it.
+
+    ``video``: record the head camera of a simulated Station (simulator or twin) into the trace's ``video/``
+    (``mallvi.tracing.video``); ``trace_images``/``trace_state``: what the trace keeps (``TraceWriter``).
 
     ``catalog`` (a ``SceneCatalog``) holds the scenes a simulator or twin run may name and their success checks
     (``mallvi.bench.task_scenes`` adds the benchmark's); without one, the simulator's built-in scenes, judged by
@@ -84,10 +91,24 @@ def run(
     DriverError when the rig does not come up.
     """
     kind = check_options(cfg, request)
+    if video and (kind == "rig" or request.trace_dir is None):
+        raise ConfigError("--video records a simulated camera into the trace: it needs the simulator or the twin "
+                          "(--robot sim or twin) and a trace folder")
+    trace: TraceWriter | None = None
+    if request.trace_dir is not None:
+        try:
+            trace = TraceWriter(request.trace_dir, images=trace_images, state=trace_state)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
     t_start = time.perf_counter()
-    session = GraphSession.from_config(cfg)
-    opened = open_station(kind, cfg, request, session.perception.world_model, catalog=catalog, rig=rig)
-    trace = TraceWriter(request.trace_dir) if request.trace_dir is not None else None
+    try:
+        session = GraphSession.from_config(cfg)
+        opened = open_station(kind, cfg, request, session.perception.world_model, catalog=catalog, rig=rig)
+    except BaseException:
+        if trace is not None:
+            trace.close()
+        raise
+    recording = contextlib.ExitStack()
     try:
         if trace is not None and opened.fault_listeners is not None:
             opened.fault_listeners.append(fault_event_writer(trace))
@@ -101,12 +122,18 @@ def run(
             if request.resume_thread is not None and not cfg.single_agent:  # look again before acting
                 rewind_for_resume(checkpointer, request.resume_thread, with_reflector=cfg.reflector,
                                   world_rebuilt=kind != "rig")
+        if video and request.trace_dir is not None:
+            from mallvi.tracing.video import record_world_video
+
+            world, camera = _video_source(opened.station)
+            recording.enter_context(record_world_video(world, request.trace_dir, trace, camera))
         result = run_on_station(
             opened.station, session, cfg, instruction, task=task, seed=request.seed or 0, trace=trace,
             own_instruction=request.instruction is None, success_check=opened.success_check,
             checkpointer=checkpointer, resume_thread=request.resume_thread, decide=decide, progress=progress,
             t_start=t_start,
         )
+        recording.close()  # the video is finished (and its event written) before the run's end
         result.faults_injected = len(opened.faults())
         if request.checkpoint is not None and result.thread_id:  # what `--resume` restores
             record_settings(request.checkpoint, result.thread_id,
@@ -119,9 +146,21 @@ def run(
                        wall_s=result.wall_s, failure_report=result.failure_report or result.refusal)
         return result
     finally:
+        recording.close()
         if trace is not None:
             trace.close()
         opened.close()
+
+
+def _video_source(station: Station) -> tuple[Any, str]:
+    """The simulated world behind a simulator or twin Station, and the camera to record (its head camera)."""
+    world = getattr(station, "sim", None)
+    if world is None:
+        world = getattr(getattr(station, "twin", None), "world", None)
+    names = list(getattr(world, "camera_names", []) or [])
+    if world is None or not names:
+        raise ConfigError("--video needs a simulated camera; this Station has none")
+    return world, "head" if "head" in names else names[0]
 
 
 def run_on_station(

@@ -180,7 +180,7 @@ class TraceCallbackHandler(BaseCallbackHandler):
             run_count=run_count,
             span=span.span,
             step=(metadata or {}).get("langgraph_step"),
-            inputs=summarize(inputs, max_str=self.max_str),
+            inputs=summarize(inputs, max_str=self.max_str) if getattr(self.writer, "keep_state", True) else None,
         )
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:

@@ -58,6 +58,7 @@ EVENT_KINDS: Mapping[str, tuple[str, ...]] = {
     "error": ("where", "message"),
     "artifact": ("name", "path", "node", "meta"),
     "scene_graph": ("node", "objects", "relations"),
+    "video": ("camera", "path", "fps", "frames", "width", "height", "frame_t"),
 }
 
 _SECRET_PATTERNS = [re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")]
@@ -102,6 +103,13 @@ def release_run_dir(folder: Path) -> None:
 #: zlib level of the trace's PNGs: 1 encodes about twice as fast as Pillow's default (6), the files are ~1.5× larger
 PNG_COMPRESS_LEVEL = 1
 
+#: which images a trace keeps (``--trace-images``): every one, the key frames only, or none
+IMAGE_POLICIES = ("all", "keyframes", "none")
+#: the nodes whose pictures are key frames: the scene as the run found it, and each attempt's outcome
+KEYFRAME_NODES = ("descriptor", "reflector", "bench")
+#: which node state a trace keeps (``--trace-state``): the summarised input state of every node, or none of it
+STATE_POLICIES = ("full", "none")
+
 
 class TraceWriter:
     """Appends events to ``DIR/events.jsonl`` and images to ``DIR/artifacts``; thread-safe.
@@ -109,9 +117,19 @@ class TraceWriter:
     Secrets (``secrets`` given here, ``OPENAI_API_KEY``/``MALLVI_API_KEY`` from the environment, anything shaped
     like an API key or bearer token, and string values under keys such as ``api_key`` or ``password``) are
     replaced by ``***`` before an event is written.
+
+    Size: ``images`` (``IMAGE_POLICIES``) says which pictures ``save_image`` keeps; ``state`` (``STATE_POLICIES``)
+    whether the graph capture records each node's input state (``keep_state``).
     """
 
-    def __init__(self, directory: str | Path, run_id: str | None = None, secrets: list[str] | None = None):
+    def __init__(self, directory: str | Path, run_id: str | None = None, secrets: list[str] | None = None,
+                 images: str = "all", state: str = "full"):
+        if images not in IMAGE_POLICIES:
+            raise ValueError(f"trace images must be one of {', '.join(IMAGE_POLICIES)}, got {images!r}")
+        if state not in STATE_POLICIES:
+            raise ValueError(f"trace state must be one of {', '.join(STATE_POLICIES)}, got {state!r}")
+        self.images = images
+        self.keep_state = state == "full"
         self.dir = Path(directory)
         (self.dir / "artifacts").mkdir(parents=True, exist_ok=True)
         self.run_id = run_id or uuid.uuid4().hex[:12]
@@ -138,9 +156,23 @@ class TraceWriter:
             self._seq += 1
             return event
 
+    def keeps_image(self, node: str, meta: Mapping[str, Any]) -> bool:
+        """Whether ``save_image`` keeps a picture of ``node`` under this trace's image policy."""
+        if self.images == "none":
+            return False
+        if self.images == "keyframes":
+            return node in KEYFRAME_NODES and meta.get("role") != "mask"
+        return True
+
     def save_image(self, name: str, rgb: NDArray[np.uint8], node: str = "", **meta: Any) -> str:
-        """Save an RGB (or single-channel) image as PNG; returns its path relative to the trace directory."""
+        """Save an RGB (or single-channel) image as PNG; returns its path relative to the trace directory, or ""
+        when the trace's image policy leaves it out (masks it left out are dropped from ``meta`` too)."""
         from PIL import Image
+
+        if not self.keeps_image(node, meta):
+            return ""
+        if isinstance(meta.get("masks"), list):
+            meta["masks"] = [m for m in meta["masks"] if (m.get("path") if isinstance(m, dict) else m)]
 
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
         with self._lock:

@@ -13,7 +13,7 @@ from dash import dcc, html
 from mallvi.bench import anchors
 from mallvi.bench.tiers import parse_tier
 from mallvi.logviz.components.runlist import run_href
-from mallvi.logviz.run_index import read_json, read_jsonl
+from mallvi.logviz.files import read_document, read_records, read_text
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def paper_numbers(tier: str, tasks: list[str]) -> dict[str, dict[str, float | No
 
 def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
     """Per-task table (ours beside the paper's) and the episode list of one bench output folder."""
-    results = read_json(bench_dir / "results.json")
+    results, results_problem = read_document(bench_dir / "results.json")
     tier, rows = parse_results(results)
     tier_avg = _num(results.get("tier_average")) if isinstance(results, Mapping) else None
     children: list[Any] = [
@@ -129,6 +129,8 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
         html.Div(f"tier: {tier or 'unknown'}", className="tier"),
         *(_setup(results) if isinstance(results, Mapping) else []),
     ]
+    if results_problem is not None:
+        children.append(html.Div(f"results.json could not be read: {results_problem}", className="problems"))
     if not rows:
         children.append(html.Div("results.json is missing or has no per-task results", className="empty"))
     else:
@@ -138,10 +140,14 @@ def bench_page(bench_dir: Path, key: str, trace_keys: set[str]) -> html.Div:
             below = _num(results.get("indicative_below")) if isinstance(results, Mapping) else None
             children.append(html.Div(f"* fewer than {int(below or 20)} episodes: indicative only (see the 95% "
                                      "interval)", className="note"))
-    table_md = bench_dir / "table.md"
-    if table_md.is_file():
-        children.append(html.Details([html.Summary("table.md"), dcc.Markdown(table_md.read_text(encoding="utf-8"))]))
-    episodes = read_jsonl(bench_dir / "episodes.jsonl")
+    table_md = read_text(bench_dir / "table.md")
+    if table_md is not None:
+        children.append(html.Details([html.Summary("table.md"), dcc.Markdown(table_md)]))
+    episodes, problems = read_records(bench_dir / "episodes.jsonl")
+    if problems:
+        listed = "; ".join(str(p) for p in problems[:5]) + (" …" if len(problems) > 5 else "")
+        children.append(html.Div(f"{len(problems)} line(s) of episodes.jsonl could not be read and are left out: "
+                                 f"{listed}", className="problems", id="episode-problems"))
     if episodes:
         children.append(html.H3(f"Episodes ({len(episodes)})"))
         children.append(_episode_table(bench_dir, key, episodes, trace_keys))

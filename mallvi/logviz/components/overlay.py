@@ -59,53 +59,87 @@ def render_overlay(
     ``fallback_boxes`` are drawn when the artifact's meta has no ``boxes``. Returns ``(None, [reason])`` when
     the image cannot be read.
     """
+    image, captions = _overlay(trace_dir, artifact, fallback_boxes, draw=True)
+    return (_data_url(image) if image is not None else None), captions
+
+
+def render_overlay_png(
+    trace_dir: Path, artifact: dict[str, Any], fallback_boxes: list[list[Any]] | None = None
+) -> bytes | None:
+    """The artifact with its overlays as PNG bytes (what the viewer's ``/image`` URL serves), None if unreadable."""
+    image, _ = _overlay(trace_dir, artifact, fallback_boxes, draw=True)
+    if image is None:
+        return None
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
+
+
+def overlay_captions(
+    trace_dir: Path, artifact: dict[str, Any], fallback_boxes: list[list[Any]] | None = None
+) -> list[str]:
+    """The caption lines of an artifact's overlays, from its meta alone (the image is not decoded)."""
+    return _overlay(trace_dir, artifact, fallback_boxes, draw=False)[1]
+
+
+def _overlay(
+    trace_dir: Path, artifact: dict[str, Any], fallback_boxes: list[list[Any]] | None, draw: bool
+) -> tuple[Image.Image | None, list[str]]:
     path = resolve_artifact(trace_dir, str(artifact.get("path", "")))
     if path is None:
         return None, [f"missing image {artifact.get('path')!r}"]
-    try:
-        image = Image.open(path).convert("RGB")
-    except OSError as e:
-        return None, [f"unreadable image {artifact.get('path')!r}: {e}"]
-    meta = artifact.get("meta") or {}
+    image: Image.Image | None = None
+    if draw:
+        try:
+            image = Image.open(path).convert("RGB")
+        except OSError as e:
+            return None, [f"unreadable image {artifact.get('path')!r}: {e}"]
+    raw_meta = artifact.get("meta")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     captions: list[str] = []
     labels: dict[str, int] = {}
-    for i, mask in enumerate(meta.get("masks") or []):
+    masks = meta.get("masks")
+    for i, mask in enumerate(masks if isinstance(masks, list) else []):
         rel, label = (mask.get("path"), mask.get("label", "")) if isinstance(mask, dict) else (mask, "")
         colour = _colour(label or f"mask{i}", labels)
-        if _blend_mask(image, trace_dir, str(rel), colour):
-            captions.append(f"mask: {label or rel}")
+        if image is not None:
+            ok = _blend_mask(image, trace_dir, str(rel), colour)
         else:
-            captions.append(f"mask missing: {rel}")
-    draw = ImageDraw.Draw(image)
+            ok = resolve_artifact(trace_dir, str(rel)) is not None
+        captions.append(f"mask: {label or rel}" if ok else f"mask missing: {rel}")
+    pen = ImageDraw.Draw(image) if image is not None else None
     boxes = meta.get("boxes")
     if not boxes and fallback_boxes:
         boxes = fallback_boxes
         captions.append("boxes from the step's outputs")
-    for box in boxes or []:
+    for box in boxes if isinstance(boxes, list) else []:
         parsed = _parse_box(box)
         if parsed is None:
-            captions.append(f"bad box {box!r}")
+            captions.append(f"bad box {box!r}"[:300])
             continue
         x1, y1, x2, y2, label, score = parsed
         colour = _colour(label, labels)
-        draw.rectangle((x1 - 1, y1 - 1, x2 + 1, y2 + 1), outline=(0, 0, 0), width=1)
-        draw.rectangle((x1, y1, x2, y2), outline=colour, width=2)
         text = f"{label} {score:.2f}" if score is not None else label
-        tx, ty = x1, max(0.0, y1 - 12)
-        left, top, right, bottom = draw.textbbox((tx + 2, ty), text)
-        draw.rectangle((left - 2, top - 1, right + 2, bottom + 1), fill=(0, 0, 0))
-        draw.text((tx + 2, ty), text, fill=colour)
+        if pen is not None:
+            pen.rectangle((x1 - 1, y1 - 1, x2 + 1, y2 + 1), outline=(0, 0, 0), width=1)
+            pen.rectangle((x1, y1, x2, y2), outline=colour, width=2)
+            tx, ty = x1, max(0.0, y1 - 12)
+            left, top, right, bottom = pen.textbbox((tx + 2, ty), text)
+            pen.rectangle((left - 2, top - 1, right + 2, bottom + 1), fill=(0, 0, 0))
+            pen.text((tx + 2, ty), text, fill=colour)
         captions.append(f"box: {text} [{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]")
-    for point in meta.get("grasp_points") or []:
+    points = meta.get("grasp_points")
+    for point in points if isinstance(points, list) else []:
         parsed_point = _parse_grasp(point)
         if parsed_point is None:
-            captions.append(f"bad grasp point {point!r}")
+            captions.append(f"bad grasp point {point!r}"[:300])
             continue
         u, v, yaw_rad, label = parsed_point
-        _draw_grasp(draw, u, v, yaw_rad)
+        if pen is not None:
+            _draw_grasp(pen, u, v, yaw_rad)
         yaw_text = f", yaw {math.degrees(yaw_rad):.0f}°" if yaw_rad is not None else ""
         captions.append(f"grasp: {label} at ({u:.0f}, {v:.0f}){yaw_text}")
-    return _data_url(image), captions
+    return image, captions
 
 
 def _blend_mask(image: Image.Image, trace_dir: Path, rel: str, colour: tuple[int, int, int]) -> bool:

@@ -7,6 +7,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from mallvi.logviz.scene_data import scene_graph_in
+
+__all__ = ["object_name", "scene_graph_figure", "scene_graph_in"]
+
 
 def scene_graph_figure(objects: list[dict[str, Any]], relations: list[Any]) -> go.Figure:
     """A plotly network of ``scene_graph`` event content (see docs/trace_schema.md).
@@ -84,26 +88,6 @@ def scene_graph_figure(objects: list[dict[str, Any]], relations: list[Any]) -> g
         plot_bgcolor="#fafafa",
     )
     return fig
-
-
-def scene_graph_in(value: Any, depth: int = 3) -> dict[str, Any] | None:
-    """A scene graph inside a node's inputs or outputs: a mapping with an ``objects`` list of mappings, some with
-    ``position_m`` (e.g. the Descriptor's ``SceneMemory``), with its ``relations`` if any."""
-    if depth < 0 or not isinstance(value, dict):
-        return None
-    objects = value.get("objects")
-    if (
-        isinstance(objects, list)
-        and all(isinstance(o, dict) for o in objects)
-        and any("position_m" in o for o in objects)
-    ):
-        relations = value.get("relations")
-        return {"objects": objects, "relations": relations if isinstance(relations, list) else []}
-    for child in value.values():
-        found = scene_graph_in(child, depth - 1)
-        if found is not None:
-            return found
-    return None
 
 
 _INVERSE = {

@@ -7,10 +7,11 @@ from typing import Any
 
 from dash import dcc, html
 
-from mallvi.logviz.components.overlay import boxes_in_outputs, render_overlay
-from mallvi.logviz.components.scene_graph_view import scene_graph_figure, scene_graph_in
+from mallvi.logviz.components.overlay import boxes_in_outputs, overlay_captions, render_overlay
+from mallvi.logviz.components.scene_graph_view import scene_graph_figure
 from mallvi.logviz.fulltext import RUN_CALLS, cut, download_href, download_name, json_text, prompt_text
-from mallvi.logviz.reader import NodeExec, RunSummary
+from mallvi.logviz.links import image_href
+from mallvi.logviz.reader import NodeExec, RunSummary, event_field, full_event
 
 _EVENT_TITLES = {
     "actor_command": "Actor command",
@@ -35,8 +36,9 @@ def step_panel(run: RunSummary, index: int, key: str | None = None) -> html.Div:
         blamer = run.node_execs[ex.blamed_by]
         why = (blamer.verdict or {}).get("explanation", "")
         children.append(html.Div(f"Blamed by {blamer.label}: {why}", className="blamed"))
-    children.extend(_images(run, ex.artifacts, ex.outputs))
-    children.extend(_llm_calls(ex.llm_calls, key, index))
+    outputs = ex.outputs
+    children.extend(_images(run, ex.artifacts, outputs, key=key, exec_index=index))
+    children.extend(_llm_calls(run, ex.llm_calls, key, index))
     events = [e for e in ex.events if e.get("kind") in _EVENT_TITLES]
     if events:
         children.append(html.H4("Commands and events"))
@@ -55,10 +57,11 @@ def step_panel(run: RunSummary, index: int, key: str | None = None) -> html.Div:
     children.extend(_long_text(json_text(ex.inputs), "json", "step-inputs", key, index, "inputs"))
     if ex.error is not None:
         children.append(html.H4("Error (the node raised)"))
-        children.extend(_long_text(str(ex.error), "json error", "step-outputs", None, index, "error"))
+        error = event_field(ex.end_event, "error", run.directory)
+        children.extend(_long_text(str(error), "json error", "step-outputs", None, index, "error"))
     else:
         children.append(html.H4("Outputs (state update)"))
-        children.extend(_long_text(json_text(ex.outputs), "json", "step-outputs", key, index, "outputs"))
+        children.extend(_long_text(json_text(outputs), "json", "step-outputs", key, index, "outputs"))
     return html.Div(children, className="step")
 
 
@@ -117,22 +120,32 @@ def run_events_panel(run: RunSummary, key: str | None = None) -> html.Div:
     calls = [e for e in loose if e.get("kind") == "llm_call"]
     others = [e for e in loose if e.get("kind") not in ("artifact", "llm_call")]
     children: list[Any] = [html.H3(f"Run events outside node executions ({len(loose)})")]
-    children.extend(_images(run, artifacts, None, id_prefix="run-image"))
-    children.extend(_llm_calls(calls, key, RUN_CALLS))
+    children.extend(_images(run, artifacts, None, id_prefix="run-image", key=key, exec_index=RUN_CALLS))
+    children.extend(_llm_calls(run, calls, key, RUN_CALLS))
     if others:
         children.append(html.Ul([_event_item(e) for e in others], className="events"))
     return html.Div(children, className="run-events", id="run-events")
 
 
-def _images(run: RunSummary, artifacts: list[dict[str, Any]], outputs: Any, id_prefix: str = "step-image") -> list[Any]:
+def _images(run: RunSummary, artifacts: list[dict[str, Any]], outputs: Any, id_prefix: str = "step-image",
+            key: str | None = None, exec_index: int = RUN_CALLS) -> list[Any]:
+    """The images of a step with their overlay captions. With the run's ``key`` each image is a link the browser
+    fetches (``/image``: the page itself stays small); without one it is drawn into the page."""
     shown = [a for a in artifacts if (a.get("meta") or {}).get("role") != "mask"]
     if not shown:
         return []
-    out: list[Any] = [html.H4("Images")]
+    out: list[Any] = [html.H4(f"Images ({len(shown)})")]
     fallback = boxes_in_outputs(outputs)
     for i, artifact in enumerate(shown):
-        url, captions = render_overlay(run.directory, artifact, fallback)
         title = f"{artifact.get('name', '')} ({artifact.get('path')})"
+        url: str | None
+        seq = artifact.get("seq")
+        if key is not None and isinstance(seq, int) and not isinstance(seq, bool):
+            captions = overlay_captions(run.directory, artifact, fallback)
+            readable = not (captions and captions[0].startswith("missing image"))
+            url = image_href(key, seq, exec_index) if readable else None
+        else:
+            url, captions = render_overlay(run.directory, artifact, fallback)
         body: list[Any] = [html.Div(title, className="image-title")]
         if url is not None:
             body.append(html.Img(src=url, className="step-image", id=f"{id_prefix}-{i}", alt=title))
@@ -141,9 +154,10 @@ def _images(run: RunSummary, artifacts: list[dict[str, Any]], outputs: Any, id_p
     return out
 
 
-def _llm_calls(calls: list[dict[str, Any]], key: str | None, exec_index: int) -> list[Any]:
+def _llm_calls(run: RunSummary, calls: list[dict[str, Any]], key: str | None, exec_index: int) -> list[Any]:
     out: list[Any] = []
-    for i, call in enumerate(calls):
+    for i, indexed in enumerate(calls):
+        call = full_event(indexed, run.directory)
         tokens = f"{call.get('tokens_in') or 0} in / {call.get('tokens_out') or 0} out tokens"
         latency = call.get("latency_s")
         timing = f" · {latency:.3f} s" if isinstance(latency, int | float) else ""
@@ -161,7 +175,7 @@ def _llm_calls(calls: list[dict[str, Any]], key: str | None, exec_index: int) ->
 
 def _event_item(event: dict[str, Any]) -> html.Li:
     kind = str(event.get("kind"))
-    fields = {k: v for k, v in event.items() if k not in ("v", "seq", "t", "run_id", "kind")}
+    fields = {k: v for k, v in event.items() if k not in ("v", "seq", "t", "run_id", "kind") and not k.startswith("_")}
     bad = kind in ("safety_refusal", "fault_injected", "error") or fields.get("ok") is False
     return html.Li(
         [html.B(_EVENT_TITLES.get(kind, kind) + ": "), html.Code(cut(json_text(fields, indent=None))[0])],
@@ -175,7 +189,7 @@ def _scene_graph_until(run: RunSummary, index: int) -> dict[str, Any] | None:
         for event in reversed(ex.events):
             if event.get("kind") == "scene_graph":
                 return event
-        found = scene_graph_in(ex.outputs) or (scene_graph_in(ex.inputs) if ex.index == index else None)
+        found = ex.scene_graph(include_inputs=ex.index == index)
         if found is not None:
             return found
     return None

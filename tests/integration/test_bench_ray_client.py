@@ -1,0 +1,89 @@
+"""The benchmark on a real Ray head node on 127.0.0.1, through Ray's client (``ray://``): same results per seed as a
+local run, and as many episodes in flight as the cluster has CPUs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mallvi.bench.bench_config import BenchConfig
+from mallvi.bench.runner import read_records, run_bench
+
+TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
+HEAD_CPUS = 2
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _per_seed(out: Path) -> dict[int, tuple[object, ...]]:
+    return {int(r["seed"]): (r["status"], r["success"], r["actions"], r["failed_actions"], json.dumps(r["final_xyz"]))
+            for r in read_records(out / "episodes.jsonl")}
+
+
+@pytest.fixture(scope="module")
+def ray_client_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Ray head node (``ray start --head --block``) of its own, stopped by its process group at the end."""
+    pytest.importorskip("ray")
+    pytest.importorskip("grpc", reason="ray:// needs the client extra (ray[client])")
+    ray_cli = Path(sys.executable).parent / "ray"
+    gcs_port, client_port = _free_port(), _free_port()
+    temp_dir = tmp_path_factory.mktemp("ray")
+    # a loopback test cluster without token authentication (Ray turns it on when ~/.ray/auth_token exists)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    head = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(gcs_port),
+         "--ray-client-server-port", str(client_port), "--num-cpus", str(HEAD_CPUS), "--include-dashboard=false",
+         "--disable-usage-stats", "--temp-dir", str(temp_dir)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", client_port)) == 0:
+                    break
+            assert head.poll() is None, (head.stderr.read() if head.stderr else b"").decode()[-2000:]
+            time.sleep(0.5)
+        else:
+            pytest.fail("the Ray head's client server did not listen within 120 s")
+        yield f"ray://127.0.0.1:{client_port}"
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)  # the head and the processes it started, nothing else
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_bench_through_ray_client_matches_a_local_run_seed_for_seed(ray_client_address: str, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import ray
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    cfg = BenchConfig(tier="planning", tasks=(TASK,), episodes=3, agent="expert", save_images=False)
+    try:
+        via_client = run_bench(cfg, tmp_path / "ray", ray_address=ray_client_address)  # --workers not given
+    finally:
+        ray.shutdown()
+    local = run_bench(cfg, tmp_path / "local", workers=1)
+    assert via_client["run"]["workers"] == HEAD_CPUS  # the cluster's CPUs, not this machine's free cores
+    assert via_client["run"]["ray_address"] == ray_client_address
+    assert via_client["tasks"][TASK]["seeds"] == local["tasks"][TASK]["seeds"] == [100000, 100001, 100002]
+    assert _per_seed(tmp_path / "ray") == _per_seed(tmp_path / "local")
+    assert via_client["tasks"][TASK]["success_rate"] == local["tasks"][TASK]["success_rate"]
