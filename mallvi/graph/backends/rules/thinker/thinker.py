@@ -189,7 +189,7 @@ class RulesThinker:
         """The usual plan; when it would repeat a failed attempt unchanged, the first alternative that does not
         (``alternatives``); when none is left, ``NoStrategyLeftError``. A goal planner's subtask (``goal_plan``)
         takes its own variants in turn instead."""
-        if ctx.action_space == "ee":
+        if getattr(ctx, "action_space", "primitives") == "ee":
             return self._ee_variants(subtask, localized, scene, attempt, ctx, failures)
         goal = self._goal_variants(subtask, localized, scene, attempt, ctx, failed, failures)
         if goal is not None:
