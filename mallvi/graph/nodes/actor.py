@@ -135,15 +135,16 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
                 step = FailedStep(kind=FailureKind.UNKNOWN_OBJECT, skill=call.skill, arm=call.arm)
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder", failed_step=step)}
             names[call.object] = name
-    sequences = [plan.calls, *plan.fallbacks]
-    for seq in sequences:  # every target of every sequence is checked before anything moves
-        refused = plan_violation(seq, ctx, localized)
-        if refused is not None:
-            i, bad = refused
-            ctx.emit("safety_refusal", arm=seq[i].arm, command=seq[i].skill, reason=bad)
-            step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=seq[i].skill, arm=seq[i].arm)
-            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
-                                                failed_step=step)}
+    refused = plan_violation(plan.calls, ctx, localized)
+    if refused is not None:  # every target of the plan is checked before anything moves
+        i, bad = refused
+        call = plan.calls[i]
+        ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
+        step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=call.skill, arm=call.arm)
+        return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", failed_stage="thinker",
+                                            failed_step=step)}
+    # a fallback with a target that must not be reached is left out (it is only another way)
+    sequences = [plan.calls] + [seq for seq in plan.fallbacks if plan_violation(seq, ctx, localized) is None]
     if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()

@@ -23,7 +23,7 @@ from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
 from mallvi.graph.ports import AgentContext
-from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.graph.schemas import ActionPlan, CallVariant, SceneMemory, SceneObject, SkillCall, Subtask
 
 TCP_M = 0.12  # the end effector sits this far behind the grasp centre, along the approach
 PRE_GRASP_M = 0.10
@@ -60,6 +60,7 @@ class Hands:
     pose: dict[str, list[float]]
     grip: dict[str, float]
     actions: list[list[float]] = field(default_factory=list)
+    alternatives: dict[int, list[list[float]]] = field(default_factory=dict)  # action index -> other actions
 
     @staticmethod
     def now(ctx: AgentContext) -> Hands:
@@ -82,8 +83,31 @@ class Hands:
         self.actions.append([*self.pose["left"], self.grip["left"], *self.pose["right"], self.grip["right"]])
 
     def calls(self, arm: str, obj: str | None) -> list[SkillCall]:
-        return [SkillCall(skill="execute_ee_action", arm=arm, object=obj, target_pose=a)  # type: ignore[arg-type]
-                for a in self.actions]
+        return [SkillCall(skill="execute_ee_action", arm=arm, object=obj, target_pose=a,  # type: ignore[arg-type]
+                          alternatives=[CallVariant(target_pose=b) for b in self.alternatives.get(i, [])])
+                for i, a in enumerate(self.actions)]
+
+
+HELD_NEAR_M = 0.10  # a gripper holding something whose grasp centre is this close to an object holds that object
+
+
+def holder_of(obj: SceneObject, ctx: AgentContext) -> str | None:
+    """The arm whose gripper senses something between its fingers, with its grasp centre at ``obj``."""
+    if ctx.gripper_holding is None:
+        return None
+    for arm in ARMS:
+        if not ctx.gripper_holding(arm):  # type: ignore[arg-type]
+            continue
+        r = ctx.skills.get_arm_pose(arm)  # type: ignore[arg-type]
+        if not r.ok or "pose" not in r.data:
+            continue
+        T = _matrix([float(v) for v in r.data["pose"]])
+        centre = T[:3, 3] + TCP_M * T[:3, 0]
+        lo = np.asarray(obj.position_m) - np.asarray(obj.size_m) / 2 - HELD_NEAR_M
+        hi = np.asarray(obj.position_m) + np.asarray(obj.size_m) / 2 + HELD_NEAR_M
+        if bool(np.all(centre >= lo) and np.all(centre <= hi)):
+            return arm
+    return None
 
 
 def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
@@ -91,9 +115,13 @@ def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
     its top along its yaw."""
     frames: list[tuple[int | None, np.ndarray]] = []
     for g in sorted(ft.grasps(obj), key=lambda g: (not g.top_down, g.cp)):
-        frames.append((g.cp, _frame_of(obj.points[f"cp{g.cp}"])))
+        if g.approach_m[2] > 0.3:  # never from below
+            continue
+        T = _frame_of(obj.points[f"cp{g.cp}"])
+        frames.append((g.cp, T))
+        frames.append((g.cp, _flipped(T)))  # a parallel gripper holds the same way turned half round
     if frames:
-        return frames
+        return _distinct(frames)
     yaw = ft.yaw_rad(obj)
     T = np.eye(4)
     c, s = math.cos(yaw), math.sin(yaw)
@@ -101,6 +129,22 @@ def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
     T[:3, 2] = np.cross(T[:3, 0], T[:3, 1])
     T[:3, 3] = (obj.position_m[0], obj.position_m[1], ft.top_z(obj) - 0.015)
     return [(None, T)]
+
+
+def _flipped(T: np.ndarray) -> np.ndarray:
+    """The grasp frame turned half round its approach axis (the fingers swap sides)."""
+    F = T.copy()
+    F[:3, 1], F[:3, 2] = -T[:3, 1], -T[:3, 2]
+    return F
+
+
+def _distinct(frames: list[tuple[int | None, np.ndarray]]) -> list[tuple[int | None, np.ndarray]]:
+    """The frames without repeats (the same position and axes within 1 mm / 0.01)."""
+    out: list[tuple[int | None, np.ndarray]] = []
+    for cp, T in frames:
+        if not any(np.allclose(T[:3, :], U[:3, :], atol=1e-2) for _, U in out):
+            out.append((cp, T))
+    return out
 
 
 def ee_for(T_grasp: np.ndarray, back_m: float = 0.0) -> np.ndarray:
@@ -140,56 +184,90 @@ def held_frame(hands: Hands, arm: str, obj: SceneObject) -> np.ndarray:
 
 
 def place(hands: Hands, arm: str, obj: SceneObject, T_ee_obj: np.ndarray, bottom_xyz: Sequence[float],
-          release: bool = True) -> None:
-    """Carry the held object over ``bottom_xyz`` (where its bottom centre goes, its yaw kept), lower it to
-    ``RELEASE_M`` above, let go and rise; ``release=False`` holds it there."""
+          release: bool = True, turn_rad: float = 0.0, carry_m: float = CARRY_M) -> None:
+    """Carry the held object over ``bottom_xyz`` (where its bottom centre goes, its yaw kept, or turned by
+    ``turn_rad`` with the wrist), lower it to ``RELEASE_M`` above, let go and rise; ``release=False`` holds it
+    there."""
     T_obj = object_frame(obj)
     target = T_obj.copy()
+    if turn_rad:
+        target[:3, :3] = Rotation.from_euler("z", turn_rad).as_matrix() @ T_obj[:3, :3]
     target[:3, 3] = bottom_xyz
-    for lift in (CARRY_M, RELEASE_M if release else 0.0):
+    for lift in (carry_m, RELEASE_M if release else 0.0):
         T = target.copy()
         T[2, 3] += lift
         hands.act(**{arm: (_pose(T @ T_ee_obj), None)})
     if not release:
         return
     hands.act(**{arm: (None, OPEN)})
+    retreat(hands, arm)
+
+
+def retreat(hands: Hands, arm: str) -> None:
+    """Rise ``RETREAT_M`` off what was let go; where the arm cannot, less, else stay (the object is placed)."""
+    here = list(hands.actions[-1])
     up = _matrix(hands.pose[arm])
     up[2, 3] += RETREAT_M
     hands.act(**{arm: (_pose(up), None)})
+    k = 0 if arm == "left" else 8
+    others = []
+    for dz in (RETREAT_M / 2, 0.0):
+        alt = list(here)
+        alt[k + 2] = here[k + 2] + dz
+        others.append(alt)
+    hands.alternatives[len(hands.actions) - 1] = others
 
 
 PRE_GRASPS_M = (PRE_GRASP_M, 0.05)  # approach distances tried with each grasp frame
-FALLBACKS = 7  # other grasp frames and approaches the Actor may try when a motion cannot be planned
+TURNS_RAD = (0.0, math.pi / 2, -math.pi / 2, math.pi)  # wrist turns tried for a carry the arm cannot make straight
+CARRIES_M = (CARRY_M, 0.05, 0.02)  # heights above the target the held object is carried at, in turn
+FALLBACKS = 7  # other grasp frames and approaches (or carries) the Actor may try when a motion cannot be planned
 
 
 def ee_plan(subtask: Subtask, obj: SceneObject, target: SceneObject | None, localized: dict[str, SceneObject],
             scene: SceneMemory, ctx: AgentContext, attempt: int, held_by: str | None) -> ActionPlan:
-    """End-effector actions for one subtask: the grasp frame and approach of variant ``attempt`` first, the next
-    ones as fallbacks."""
+    """End-effector actions for one subtask: variant ``attempt`` first, the next ones as fallbacks. Taking the
+    object, the variants are its grasp frames and approaches; holding it already, the carries (wrist turns and
+    heights) to the target."""
     start = Hands.now(ctx)
-    n = max(1, len(grasp_frames(obj))) * len(PRE_GRASPS_M)
-    plans = [_ee_variant(subtask, obj, target, localized, scene, ctx, v % n, held_by, start)
+    hint = subtask.arm_hint if subtask.arm_hint in ARMS else None
+    arm = hint or held_by or _arm_for(obj, target, subtask, ctx)
+    n = (len(TURNS_RAD) * len(CARRIES_M) if held_by == arm
+         else max(1, len(grasp_frames(obj))) * len(PRE_GRASPS_M))
+    plans = [_ee_variant(subtask, obj, target, localized, scene, ctx, v % n, held_by, start, arm)
              for v in range(attempt, attempt + min(n, FALLBACKS + 1))]
     first = plans[0]
     return first.model_copy(update={"fallbacks": [p.calls for p in plans[1:] if p.calls != first.calls]})
 
 
+def _arm_for(obj: SceneObject, target: SceneObject | None, subtask: Subtask, ctx: AgentContext) -> str:
+    """The arm on the object's side, unless only the other one reaches both the object and the target."""
+    own = "left" if obj.position_m[0] < 0 else "right"
+    if target is None or subtask.relation in (None, "center"):
+        return own
+    for arm in (own, "right" if own == "left" else "left"):
+        side = ctx.reach["left" if arm == "left" else "right"]
+        if side.reaches(*obj.position_m[:2]) and side.reaches(*target.position_m[:2]):
+            return arm
+    return own
+
+
 def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, localized: dict[str, SceneObject],
-                scene: SceneMemory, ctx: AgentContext, variant: int, held_by: str | None,
-                start: Hands) -> ActionPlan:
+                scene: SceneMemory, ctx: AgentContext, variant: int, held_by: str | None, start: Hands,
+                arm: str) -> ActionPlan:
     hands = Hands({a: list(p) for a, p in start.pose.items()}, dict(start.grip))
     table_z = ctx.table_top_z
-    hint = subtask.arm_hint if subtask.arm_hint in ARMS else None
     if subtask.action == "lift" and subtask.arm_hint == "both":
         return _lift_both(hands, subtask, obj, table_z, variant)
-    arm = hint or held_by or ("left" if obj.position_m[0] < 0 else "right")
-    frames = grasp_frames(obj)
-    cp, T_grasp = frames[variant % len(frames)]
-    pre = PRE_GRASPS_M[(variant // len(frames)) % len(PRE_GRASPS_M)]
+    turn, carry = 0.0, CARRY_M
     if held_by == arm:
         T_ee_obj = held_frame(hands, arm, obj)
         grasped = "held"
+        turn, carry = TURNS_RAD[variant % len(TURNS_RAD)], CARRIES_M[(variant // len(TURNS_RAD)) % len(CARRIES_M)]
     else:
+        frames = grasp_frames(obj)
+        cp, T_grasp = frames[variant % len(frames)]
+        pre = PRE_GRASPS_M[(variant // len(frames)) % len(PRE_GRASPS_M)]
         T_ee_obj = pick(hands, arm, obj, T_grasp, pre)
         grasped = f"grasp cp{cp}" if cp is not None else "a top-down grasp"
     where = _target_bottom(subtask, obj, target, localized, scene, table_z)
@@ -200,10 +278,11 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
             hands.act(**{arm: (_pose(up), None)})
         return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee take {arm} #{variant}",
                           rationale=f"the {arm} arm takes {obj.id} ({grasped}) and holds it up")
-    place(hands, arm, obj, T_ee_obj, where, release=not subtask.hold)
+    place(hands, arm, obj, T_ee_obj, where, release=not subtask.hold, turn_rad=turn, carry_m=carry)
     return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee move {arm} #{variant}",
                       rationale=f"the {arm} arm moves {obj.id} ({grasped}) with its bottom to "
                                 f"({where[0]:.3f}, {where[1]:.3f}, {where[2]:.3f})"
+                                + (f", turned {math.degrees(turn):.0f} deg" if turn else "")
                                 + ("" if not subtask.hold else " and holds it there"))
 
 
@@ -236,12 +315,17 @@ def _target_bottom(subtask: Subtask, obj: SceneObject, target: SceneObject | Non
 def _lift_both(hands: Hands, subtask: Subtask, obj: SceneObject, table_z: float, attempt: int) -> ActionPlan:
     """Both arms take the object at two grasp frames (the left arm the one further left) and raise it together."""
     frames = [f for f in grasp_frames(obj) if f[0] is not None]
-    if len(frames) < 2:
-        raise AgentError(f"lifting {obj.id} with both arms needs two grasp frames; perception knows "
-                         f"{len(frames)}")
-    by_x = sorted(frames, key=lambda f: float(f[1][0, 3]))
-    left, right = by_x[0][1], by_x[-1][1]
-    hands.act(left=(_pose(ee_for(left, PRE_GRASP_M)), OPEN), right=(_pose(ee_for(right, PRE_GRASP_M)), OPEN))
+    xs = sorted({round(float(T[0, 3]), 3) for _, T in frames})
+    if len(xs) < 2:
+        raise AgentError(f"lifting {obj.id} with both arms needs grasp frames at two places; perception knows "
+                         f"{len(xs)}")
+    lefts = [f for f in frames if round(float(f[1][0, 3]), 3) == xs[0]]
+    rights = [f for f in frames if round(float(f[1][0, 3]), 3) == xs[-1]]
+    combos = [(a, b, pre) for pre in PRE_GRASPS_M for a in lefts for b in rights]
+    lf, rf, pre = combos[attempt % len(combos)]
+    by_x = [lf, rf]
+    left, right = lf[1], rf[1]
+    hands.act(left=(_pose(ee_for(left, pre)), OPEN), right=(_pose(ee_for(right, pre)), OPEN))
     hands.act(left=(_pose(ee_for(left)), OPEN), right=(_pose(ee_for(right)), OPEN))
     hands.act(left=(None, CLOSED), right=(None, CLOSED))
     rise = max(LIFT_M, (subtask.height_m or 0.0) - ft.bottom_z(obj) + 0.03)

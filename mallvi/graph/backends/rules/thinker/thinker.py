@@ -23,7 +23,7 @@ from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError
 from mallvi.graph.backends.backend_protocols import CallLog
-from mallvi.graph.backends.rules.thinker.ee_plans import ee_plan
+from mallvi.graph.backends.rules.thinker.ee_plans import ee_plan, holder_of
 from mallvi.graph.backends.rules.thinker.features import floor_z, is_container
 from mallvi.graph.backends.rules.thinker.goal_dispatch import goal_plan
 from mallvi.graph.backends.rules.thinker.goal_plans import aside_spot, centre_target, cross_slot, drop_point, tops_of
@@ -242,8 +242,7 @@ class RulesThinker:
         if obj is None:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         target = _find(localized, subtask.target, exclude=obj.id) if subtask.target else None
-        held_by = next((a for a in ("left", "right") if ctx.gripper_holding is not None
-                        and ctx.gripper_holding(a)), None)
+        held_by = holder_of(obj, ctx)
         for k in range(GOAL_VARIANTS):
             plan = ee_plan(subtask, obj, target, localized, scene, ctx, attempt + k, held_by)
             if not failures or repeats(plan.calls, localized, failures) is None:
