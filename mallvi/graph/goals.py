@@ -10,6 +10,7 @@ gripper state.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,8 @@ class Box:
     name: str
     centre_m: tuple[float, float, float]
     size_m: tuple[float, float, float]
+    #: where something put into it goes (a container's floor centre, when its model says): "in" is judged there
+    inner_xy_m: tuple[float, float] | None = None
 
     @property
     def bottom_z(self) -> float:
@@ -55,7 +58,9 @@ class Box:
 
     @staticmethod
     def of_scene(obj: SceneObject) -> Box:
-        return Box(obj.id, obj.position_m, obj.size_m)
+        floor = obj.points.get("center")
+        inner = (floor[0], floor[1]) if floor is not None and floor[2] < obj.position_m[2] else None
+        return Box(obj.id, obj.position_m, obj.size_m, inner)
 
 
 def centre_of(info: ObjectInfo) -> tuple[float, float, float]:
@@ -118,10 +123,13 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             ok_z = b.bottom_z - ON_Z_TOL_M < a.bottom_z < b.top_z + ON_Z_TOL_M
         return ok_xy and ok_z, f"{a.name} off-centre {d * 100:.1f} cm, gap above {b.name} {gap * 100:.1f} cm"
     if relation == "in":
+        if b.inner_xy_m is not None:  # from the container's floor centre (a pan's, not its handle's)
+            dx, dy = a.centre_m[0] - b.inner_xy_m[0], a.centre_m[1] - b.inner_xy_m[1]
+            d = math.hypot(dx, dy)
         ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
         if max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1]):  # nested (a bowl in a bowl)
             ok_xy = d < ON_XY_MAX_M
-        ok_z = a.bottom_z < b.top_z
+        ok_z = a.bottom_z < b.top_z + ON_Z_TOL_M
         return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}"
     if relation == "hung_on":
         h = a.bottom_z - table_top_z
