@@ -30,7 +30,8 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
     for oid in state["focus"]:
         o = scene.get(oid)
         queries[oid] = " ".join(w for w in ((o.color if o else None), (o.label if o else oid)) if w)
-    candidates = nearest_first(ctx.perception.detect(obs, queries), scene, obs)
+    last = {oid: o.position_m for oid, o in state["localized"].items()}
+    candidates = nearest_first(ctx.perception.detect(obs, queries), scene, obs, last)
     try:
         chosen = ctx.backends.grounder.choose(current_subtask(state), state["focus"], scene, candidates,
                                               attempt_of(state), log)
@@ -45,7 +46,8 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
             break
         obs_view = view()
         image_ids.append(ctx.artifacts.put(f"grounder_{name}", obs_view.rgb, node="grounder"))
-        found = nearest_first(ctx.perception.detect(obs_view, {oid: queries[oid] for oid in missing}), scene, obs_view)
+        found = nearest_first(ctx.perception.detect(obs_view, {oid: queries[oid] for oid in missing}), scene, obs_view,
+                              last)
         try:
             more = ctx.backends.grounder.choose(current_subtask(state), missing, scene, found, attempt_of(state), log)
         except AgentError:
@@ -59,17 +61,18 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
     return update
 
 
-def nearest_first(candidates: dict[str, list[Detection2D]], scene: SceneMemory,
-                  obs: Observation) -> dict[str, list[Detection2D]]:
-    """Each object's candidates with the one nearest where the scene memory saw it first (in the image): alike
-    objects (two cans, three bottles) answer the same query, and the memory tells them apart."""
+def nearest_first(candidates: dict[str, list[Detection2D]], scene: SceneMemory, obs: Observation,
+                  last: dict[str, tuple[float, float, float]] | None = None) -> dict[str, list[Detection2D]]:
+    """Each object's candidates with the one nearest where it was last localised (else where the scene memory
+    saw it) first, in the image: alike objects (two cans, three bottles) answer the same query, and where each
+    was tells them apart."""
     out: dict[str, list[Detection2D]] = {}
     for oid, cands in candidates.items():
-        known = scene.get(oid)
+        known = (last or {}).get(oid) or (o.position_m if (o := scene.get(oid)) is not None else None)
         if known is None or len(cands) < 2:
             out[oid] = cands
             continue
-        uv, z = project(np.array([known.position_m], dtype=float), obs.K, obs.T_world_cam)
+        uv, z = project(np.array([known], dtype=float), obs.K, obs.T_world_cam)
         if float(z[0]) <= 0:
             out[oid] = cands
             continue

@@ -10,6 +10,7 @@ it does not find again.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -77,13 +78,21 @@ def toppled(state: GraphState, fresh: list[SceneObject]) -> str | None:
             "seen")
 
 
+REFRESH_NEAR_M = 0.10  # of several alike objects seen afresh, the one this close to where one was is that one
+
+
 def refreshed(localized: dict[str, SceneObject], fresh: list[SceneObject]) -> dict[str, SceneObject]:
-    """The localised objects moved to where a fresh scan sees them (same colour and label, unambiguous)."""
+    """The localised objects moved to where a fresh scan sees them: the one of the same colour and label, or of
+    several alike ones the nearest within ``REFRESH_NEAR_M`` of where it was."""
     out = dict(localized)
     for oid, old in localized.items():
         same = [o for o in fresh if o.color == old.color and o.label == old.label]
+        if len(same) > 1:
+            near = min(same, key=lambda o: math.dist(o.position_m, old.position_m))
+            same = [near] if math.dist(near.position_m, old.position_m) <= REFRESH_NEAR_M else []
         if len(same) == 1:
-            out[oid] = old.model_copy(update={"position_m": same[0].position_m, "size_m": same[0].size_m})
+            out[oid] = old.model_copy(update={"position_m": same[0].position_m, "size_m": same[0].size_m,
+                                              "points": same[0].points})
     return out
 
 

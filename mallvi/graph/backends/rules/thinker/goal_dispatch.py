@@ -130,11 +130,13 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
     def spot(arm: str) -> tuple[float, float]:
         return gp.container_spot(box, obj, subtask.slot, len(subtask.group), arm)
 
-    ways: list[tuple[str, str]] = [("direct", a) for a in arms
-                                   if (held_by == a or _reaches(ctx, a, here)) and _reaches(ctx, a, spot(a), rim_h)]
+    direct = [a for a in arms if (held_by == a or _reaches(ctx, a, here)) and _reaches(ctx, a, spot(a), rim_h)]
+    # an arm reaching across to the other side takes the object at a slant: a relay from its own side first
+    ways: list[tuple[str, str]] = [("direct", a) for a in direct if a == held_by or a == _side(obj)]
     takers = [a for a in ("left", "right") if _reaches(ctx, a, spot(a), rim_h)]
     if not hint:
-        ways += [("relay", t) for t in takers if held_by in (None, _other(t))]
+        ways += [("relay", t) for t in takers if held_by in (None, _other(t)) and t != _side(obj)]
+    ways += [("direct", a) for a in direct if ("direct", a) not in ways]
     if not ways:
         raise AgentError(f"neither arm reaches into {box.id} at ({box.position_m[0]:.2f}, {box.position_m[1]:.2f})")
     how, arm = ways[attempt % len(ways)]

@@ -23,7 +23,7 @@ from mallvi.graph.schemas import CallVariant, SceneMemory, SceneObject, SkillCal
 
 T = TypeVar("T")
 CROSS_PITCH_M = 0.12  # a cross's arm: a block's width and a gripper's between neighbours
-RIM_CLEAR_M = 0.02  # an object lowered into a container passes this far above its rim (or handles)
+RIM_CLEAR_M = 0.015  # an object lowered into a container passes this far above its rim (or handles)
 RELEASE_GAP_M = 0.005  # ... and is let go this far above the container's floor
 WALL_M = 0.01  # a container's wall, taken off its inner size
 NEAR_ARM_M = 0.035  # where the arm cannot reach a container's centre, it tries this much nearer its side
@@ -165,12 +165,16 @@ def into_container(arm: str, obj: SceneObject, box: SceneObject, subtask: Subtas
 
 def descend_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z: float,
                  rim_z: float) -> list[SkillCall]:
-    """Place an object held from above at ``spot_xy`` on the floor, its descent starting clear of the rim; where
-    the arm cannot, the spot a little to either side along x."""
+    """Place an object held from above at ``spot_xy`` on the floor, its straight descent starting clear of the
+    rim; where the arm cannot get above it, the descent starts lower (inside the opening), then the spot moves a
+    little along x and y."""
     pre = rim_z + RIM_CLEAR_M - floor_z
     target = [spot_xy[0], spot_xy[1], floor_z + RELEASE_GAP_M]
-    shifted = [CallVariant(target_pose=[spot_xy[0] + dx, spot_xy[1], target[2]]) for dx in (-0.035, 0.035)]
-    return [_call("place_actor", arm, obj.id, target, alternatives=shifted, functional_point_id=0, pre_dis=pre,
+    others = [CallVariant(args={"pre_dis": p}) for p in (pre - 0.03, pre - 0.05) if p > 0.02]
+    others += [CallVariant(target_pose=[spot_xy[0] + dx, spot_xy[1] + dy, target[2]], args={"pre_dis": p})
+               for dx, dy in ((-0.035, 0.0), (0.035, 0.0), (0.0, 0.03), (0.0, -0.03))
+               for p in (pre, max(0.03, pre - 0.05))]
+    return [_call("place_actor", arm, obj.id, target, alternatives=others, functional_point_id=0, pre_dis=pre,
                   dis=0.0, constrain="free"),
             _call("back_to_origin", arm)]
 
