@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from mallvi.bench.bench_config import BenchConfig
-from mallvi.bench.runner import read_records, run_bench
+from mallvi.bench.run_records import read_records
+from mallvi.bench.runner import run_bench
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
 HEAD_CPUS = 2
