@@ -11,6 +11,7 @@ from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import cost_totals
 from mallvi.bench.metrics import aggregate, mean_or_none
 from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL
+from mallvi.tracing.redaction import redact_text, redact_value
 
 
 def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -132,8 +133,9 @@ def write_report(
         "cost": cost_totals([r for r in records if r["task"] in tasks and r.get("status") != "skipped"]),
         "run": {**run_stats, "episodes_per_minute": (60.0 * n_run / wall_s) if wall_s > 0 and n_run else None},
     }
+    results = redact_value(results, default=str)  # a model's text may echo the API key: never written
     (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "table.md").write_text(render_table(cfg, tasks), encoding="utf-8")
+    (out_dir / "table.md").write_text(redact_text(render_table(cfg, tasks)), encoding="utf-8")
     return results
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.episode import preload, run_episode
 from mallvi.bench.report import write_report
+from mallvi.tracing.redaction import redact_value
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +278,7 @@ def run_bench(
     ran: list[dict[str, Any]] = []
 
     def finish(rec: dict[str, Any]) -> None:
+        rec = redact_value(rec, default=str)  # a model's text may echo the API key: never written
         q = queues[rec["task"]]
         q.running.discard(int(rec["seed"]))
         if rec.get("status") != "skipped":

@@ -8,7 +8,8 @@ import os
 import sys
 from typing import Any
 
-from mallvi.cli.common import EXIT_FAILED, EXIT_OK, UsageError, native_stdout_to_stderr
+from mallvi.cli.common import EXIT_FAILED, EXIT_OK, UsageError, json_safe, native_stdout_to_stderr, terminal_safe
+from mallvi.tracing.redaction import redact_text
 
 
 def register(sub: Any) -> None:
@@ -120,10 +121,10 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, RunDirError) as e:
         raise UsageError(str(e)) from e
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json_safe(json.dumps(results, indent=2)))
     else:
         with open(f"{args.out}/table.md", encoding="utf-8") as fh:
-            print(fh.read(), end="")
+            print(terminal_safe(redact_text(fh.read())), end="")
         if results.get("cost"):
             from mallvi.bench.cost import format_totals
 
