@@ -14,6 +14,7 @@ import collections.abc
 import functools
 import inspect
 import math
+import types
 import typing
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -143,7 +144,7 @@ def _number(value: object, what: str, objects: Collection[str] | None) -> Failur
 
 
 def _index(value: object, what: str, objects: Collection[str] | None) -> Failure | None:
-    return None if value is None or is_index(value) else Failure(BAD, f"{what} must be an integer, got {value!r}")
+    return None if is_index(value) else Failure(BAD, f"{what} must be an integer, got {value!r}")
 
 
 def _flag(value: object, what: str, objects: Collection[str] | None) -> Failure | None:
@@ -170,8 +171,6 @@ def _one_of(choices: tuple[object, ...]) -> Check:
 
 
 def _vector(value: object, what: str, objects: Collection[str] | None) -> Failure | None:
-    if value is None:
-        return None  # only reached for an optional list (``Sequence[float] | None``)
     lengths, quats, grippers = VECTOR_SHAPES.get(what, ((), (), ()))
     if not lengths:  # a list parameter of no declared shape: any length
         lengths = (len(value),) if isinstance(value, Sequence | np.ndarray) and not isinstance(value, str) else (1,)
@@ -190,27 +189,31 @@ def _vector(value: object, what: str, objects: Collection[str] | None) -> Failur
     return None
 
 
+def _or_none(check: Check) -> Check:
+    """``check`` for an optional parameter (``X | None``): None is allowed."""
+
+    def optional(value: object, what: str, objects: Collection[str] | None) -> Failure | None:
+        return None if value is None else check(value, what, objects)
+
+    return optional
+
+
 def _check_for(annotation: object, name: str, skill: str) -> Check:
     """The check of a parameter annotated ``annotation`` (TypeError for an annotation this table does not know)."""
-    if annotation == ArmSide:
-        return _arm
     args = typing.get_args(annotation)
-    optional = type(None) in args
-    inner = [a for a in args if a is not type(None)] if optional else [annotation]
-    if len(inner) == 1:
-        kind = inner[0]
-        if kind is float:
-            return _number
-        if kind is int:
-            return _index
-        if kind is bool:
-            return _flag
-        if kind is str:
-            return _text
-        if typing.get_origin(kind) is typing.Literal:
-            return _one_of(typing.get_args(kind))
-        if typing.get_origin(kind) in (Sequence, collections.abc.Sequence) and typing.get_args(kind) == (float,):
-            return _vector
+    optional = typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in args
+    kind = next((a for a in args if a is not type(None)), None) if optional and len(args) == 2 else annotation
+    check: Check | None = None
+    if kind == ArmSide:
+        check = _arm
+    elif kind in (float, int, bool, str):
+        check = {float: _number, int: _index, bool: _flag, str: _text}[kind]
+    elif typing.get_origin(kind) is typing.Literal:
+        check = _one_of(typing.get_args(kind))
+    elif typing.get_origin(kind) in (Sequence, collections.abc.Sequence) and typing.get_args(kind) == (float,):
+        check = _vector
+    if check is not None:
+        return _or_none(check) if optional else check
     raise TypeError(f"{skill}({name}: {annotation}): no argument check for this kind of parameter; add one to "
                     f"mallvi/robot_drivers/safety/skill_args.py")
 
