@@ -15,6 +15,7 @@ What is removed becomes ``***``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -63,11 +64,22 @@ def known_secrets(extra: Iterable[str] = ()) -> list[str]:
     return sorted((s for s in found if len(s) >= MIN_SECRET_CHARS), key=len, reverse=True)
 
 
+@functools.lru_cache(maxsize=64)
+def _fragments(secret: str) -> tuple[str, ...]:
+    """Every run of ``FRAGMENT_CHARS`` consecutive characters of ``secret`` (the secret itself when shorter)."""
+    width = min(FRAGMENT_CHARS, len(secret))
+    return tuple(sorted({secret[i:i + width] for i in range(len(secret) - width + 1)}))
+
+
+#: a quick test for text that may hold a key- or token-shaped part (the patterns run only then)
+_MAYBE_KEY_SHAPED = re.compile(r"(?i)sk-|bearer|authorization|api[_-]?key")
+
+
 def _secret_spans(text: str, secret: str) -> list[tuple[int, int]]:
     """Where ``secret`` or a run of ``FRAGMENT_CHARS`` of its characters appears in ``text``."""
-    width = min(FRAGMENT_CHARS, len(secret))
     spans: list[tuple[int, int]] = []
-    for piece in {secret[i:i + width] for i in range(len(secret) - width + 1)}:
+    for piece in _fragments(secret):
+        width = len(piece)
         start = text.find(piece)
         while start >= 0:
             spans.append((start, start + width))
@@ -94,12 +106,16 @@ def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
 
 def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     """``text`` with every known secret (and fragment of one), and anything key- or token-shaped, as ``***``."""
-    if not text:
-        return text
+    return _redact(text, known_secrets(extra)) if text else text
+
+
+def _redact(text: str, secrets: list[str]) -> str:
     spans: list[tuple[int, int]] = []
-    for secret in known_secrets(extra):
+    for secret in secrets:
         spans += _secret_spans(text, secret)
     text = _mask_spans(text, spans)
+    if not _MAYBE_KEY_SHAPED.search(text):
+        return text
     for pattern in _KEY_SHAPED:
         text = pattern.sub(lambda m: m.group(1) + MASK, text)
     return text
@@ -116,14 +132,14 @@ def redact_value(value: Any, extra: Iterable[str] = (), default: Callable[[Any],
 
 def _walk(value: Any, secrets: list[str], default: Callable[[Any], Any], depth: int) -> Any:
     if isinstance(value, str):
-        return redact_text(value, secrets)
+        return _redact(value, secrets)
     if value is None or isinstance(value, bool | int | float):
         return value
     if depth > 200:  # deeper than any record mallvi writes: its text is redacted whole
-        return redact_text(repr(value), secrets)
+        return _redact(repr(value), secrets)
     if isinstance(value, Mapping):
         return {
-            (redact_text(k, secrets) if isinstance(k, str) else k):
+            (_redact(k, secrets) if isinstance(k, str) else k):
                 (MASK if isinstance(v, str) and v and SECRET_FIELD.search(str(k))
                  else _walk(v, secrets, default, depth + 1))
             for k, v in value.items()
