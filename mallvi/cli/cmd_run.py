@@ -96,8 +96,8 @@ def report(result: RunResult, cmd: RunCommand) -> int:
     if cmd.json:
         from mallvi.tracing.redaction import redact_value
 
-        print(json_safe(json.dumps(redact_value(result.model_dump(mode="json", exclude={"goal_check"})),
-                                   ensure_ascii=False)))
+        data = json.loads(result.model_dump_json(exclude={"goal_check"}))  # pydantic's JSON: no NaN
+        print(json_safe(json.dumps(redact_value(data), ensure_ascii=False)))
     else:
         print("\n".join(safe(line) for line in summary_lines(result)))
     if result.status == "paused" and cmd.json and result.thread_id:

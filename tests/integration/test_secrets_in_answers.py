@@ -1,6 +1,7 @@
 """A model that echoes the API key inside an otherwise valid answer (its refusal, a subtask's text) puts neither
 the key nor its tail anywhere mallvi writes: `mallvi run`'s stdout (text and --json) and stderr (debug logs
-included), the trace, and the bench's episodes.jsonl, results.json, table.md and traces."""
+included), the trace, and the bench's episodes.jsonl, results.json, table.md and traces. A refusal with bidi
+controls and 200 kB of text reaches the terminal stripped and cut, and the trace whole."""
 
 from __future__ import annotations
 
@@ -100,3 +101,21 @@ def test_a_key_echoed_in_an_episode_reaches_no_bench_file(tmp_path: Path,
     assert {"episodes.jsonl", "results.json", "table.md"} <= {p.name for p in out_dir.iterdir()}
     assert list((out_dir / "traces").rglob("events.jsonl"))
     _assert_clean(out, err, _files_text(out_dir))
+
+
+def test_a_200_kb_refusal_with_bidi_controls_reaches_the_terminal_stripped_and_cut(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    long_text = "\u202eeno kcolb eht\u202c " + "no " * 70_000
+    with FakeOpenAIServer() as srv:
+        srv.script.defaults["decomposer"] = _plan(INSTRUCTION, refusal=long_text)
+        code = _run(srv, tmp_path / "t")
+    out, err = capsys.readouterr()
+    assert code == 2
+    for stream in (out, err):
+        assert "\u202e" not in stream and "\u202c" not in stream
+        assert max(len(line) for line in stream.splitlines()) < 2200
+    assert "refused: eno kcolb eht no no" in out and "more characters not shown]" in out
+    assert "mallvi: error: refused: eno kcolb eht" in err and "more characters not shown]" in err
+    end = next(json.loads(line) for line in (tmp_path / "t" / "events.jsonl").read_text().splitlines()
+               if '"run_end"' in line)
+    assert end["failure_report"] == long_text  # the trace keeps the whole text
