@@ -72,7 +72,7 @@ def test_property_every_malformed_call_is_refused_with_a_kind(call: tuple[str, d
     ("place_actor", {"target_pose": [0.1, 0.0, 0.8, 0.0, 0.0, 0.0, 0.0]}, ["target_pose", "norm 0"]),
     ("place_actor", {"target_pose": [0.1, 0.0, 0.8, 0.9, 0.0, 0.0, 0.0]}, ["not a unit quaternion"]),
     ("place_actor", {"speed": 2.0}, ["no argument(s) 'speed'"]),
-    ("grasp_actor", {"actor": "purple_block"}, ["'purple_block' names no known object", "red_block"]),
+    ("grasp_actor", {"actor": "purple_block"}, ["unknown object 'purple_block' (actor)", "red_block"]),
     ("grasp_actor", {"arm_tag": "both"}, ["arm"]),
     ("grasp_actor", {"pre_grasp_dis": float("inf")}, ["pre_grasp_dis", "finite"]),
     ("open_gripper", {"pos": 1.5}, ["pos", "0 (closed) .. 1 (open)"]),

@@ -157,7 +157,7 @@ def _text(value: object, what: str, objects: Collection[str] | None) -> Failure 
         return Failure(BAD, f"{what} must be a non-empty name, got {value!r}")
     if what == OBJECT_PARAM and objects is not None and value not in objects:
         known = ", ".join(sorted(objects)) or "none"
-        return Failure(FailureKind.UNKNOWN_OBJECT, f"{what} {value!r} names no known object; objects are {known}")
+        return Failure(FailureKind.UNKNOWN_OBJECT, f"unknown object {value!r} ({what}); objects are {known}")
     return None
 
 
