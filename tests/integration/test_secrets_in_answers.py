@@ -5,6 +5,7 @@ controls and 200 kB of text reaches the terminal stripped and cut, and the trace
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -70,18 +71,21 @@ def test_a_key_echoed_in_a_refusal_reaches_neither_json_nor_stderr_nor_the_trace
     _assert_clean(out, err, _files_text(tmp_path / "t"))
 
 
-def test_a_key_echoed_in_a_subtask_reaches_neither_the_summary_nor_the_logs_nor_the_trace(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_key_echoed_in_a_subtask_reaches_neither_the_summary_nor_the_logs_nor_the_trace_nor_the_checkpoint(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("p\n"))  # pause at the first approval: the state is checkpointed
     with FakeOpenAIServer() as srv:
         srv.script.defaults["decomposer"] = ECHO_IN_SUBTASK
-        code = _run(srv, tmp_path / "t", "--dry-run")
+        code = _run(srv, tmp_path / "t", "--approve")
     out, err = capsys.readouterr()
-    assert code == 0, err  # a dry run: planned, nothing moved
+    assert code == 4, err  # paused
     assert "subtask 0: stack the green block on the red block, key ***; tail ***" in out
-    assert "status: planned" in out
+    assert "status: paused" in out
     events = [json.loads(line) for line in (tmp_path / "t" / "events.jsonl").read_text().splitlines()]
     assert any(e["kind"] == "llm_call" and e["node"] == "decomposer" for e in events)
-    _assert_clean(out, err, _files_text(tmp_path / "t"))
+    checkpoint = b"".join(f.read_bytes() for f in (tmp_path / "t").glob("checkpoints.sqlite*"))  # WAL included
+    assert b"stack the green block on the red block, key ***" in checkpoint
+    _assert_clean(out, err, _files_text(tmp_path / "t"), checkpoint.decode("latin-1"))
 
 
 def test_a_key_echoed_in_an_episode_reaches_no_bench_file(tmp_path: Path,

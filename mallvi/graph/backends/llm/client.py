@@ -37,7 +37,14 @@ from mallvi.graph.backends.llm.decoding import (
     probe_vision,
     request_options,
 )
-from mallvi.graph.backends.llm.errors import describe, is_content_error, is_transient, status_of, token_count
+from mallvi.graph.backends.llm.errors import (
+    describe,
+    is_content_error,
+    is_transient,
+    redact,
+    status_of,
+    token_count,
+)
 from mallvi.graph.backends.llm.images import image_data_url
 from mallvi.graph.schemas import LlmCallRecord
 from mallvi.tracing.redaction import register_secret
@@ -216,6 +223,7 @@ class LlmClient:
                 break
             reply = self._invoke(node, messages, log_, deadline, opts, caps.decoding, bool(images))
             text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+            text = redact(text, self._secrets)  # an echoed key never enters the graph's state or checkpoints
             try:
                 answer = schema.model_validate_json(extract_json(text))
                 if check is not None:
