@@ -1,7 +1,9 @@
 """The benchmark's action interface: Tier 2 primitive calls (ids 2.2-2.9) and Tier 3 16-dim EE actions.
 
 Planner output is untrusted: every malformed action becomes a failed ``SkillResult`` of kind ``BAD_PARAMETERS``
-with a message that goes back to the planner as feedback, never an exception.
+with a message that goes back to the planner as feedback, never an exception. Every argument is checked by the
+skills' shared whole-plan check (``robot_drivers.safety.skill_args``), and the episode loop checks a turn's whole
+chunk (``chunk_problem``) before its first action runs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.contracts.geometry import parse_arm
 from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.robot_drivers.safety.skill_args import check_call, check_plan
 
 BAD = FailureKind.BAD_PARAMETERS
 
@@ -68,16 +71,32 @@ def action_name(action: Mapping[str, Any]) -> str | None:
 def execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResult:
     """Run one Tier 2 action through ``world.skills`` (after the arm-allocation check for grasps).
 
-    A skill that raises instead of returning a result is reported as a failed action (and logged).
+    Its arguments are checked whole first (``action_problem``). A skill that raises instead of returning a result
+    is reported as a failed action (and logged).
     """
     try:
-        return _execute_action(task, world, action)
+        calls = prepare_action(action)
+        if isinstance(calls, SkillResult):
+            return calls
+        bad = _calls_problem(world, calls)
+        if bad is not None:
+            return bad
+        for name, kwargs in calls:
+            result = _run_call(task, world, name, kwargs)
+            if len(calls) > 1 and not result.ok:  # arm_tag "both": say which arm failed
+                return SkillResult(False, f"{kwargs['arm_tag']} arm: {result.message}", result.data, result.kind)
+            if not result.ok or len(calls) == 1:
+                return result
+        return SkillResult.success()
     except Exception as e:  # a skill bug must not end the episode unreported
         log.warning("skill raised on %r: %s: %s", action, type(e).__name__, e)
         return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT, raised=True)
 
 
-def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResult:
+def prepare_action(action: Any) -> list[tuple[str, dict[str, Any]]] | SkillResult:
+    """The skill calls (name, keyword arguments) a Tier 2 action in the planner's JSON form stands for: one, or
+    the left arm's and then the right's for ``arm_tag: "both"``; a ``BAD_PARAMETERS`` failure when it is malformed.
+    Parameters are coerced as the original's executor does (numbers given as text, a list of contact points)."""
     if not isinstance(action, Mapping):
         return SkillResult.failure(f"an action must be a JSON object, got {type(action).__name__}", BAD)
     name = action_name(action)
@@ -92,50 +111,58 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
     unknown = sorted(set(params) - _PARAMS[name])
     if unknown:
         return SkillResult.failure(f"{name} has no parameter(s) {', '.join(unknown)}", BAD)
+    arms: list[object] = [params.get("arm_tag", "")]
     if name in BOTH_ARMS_ACTIONS and str(params.get("arm_tag", "")).strip().lower() == "both":
-        return _both_arms(task, world, action, params)
-    try:
-        arm = parse_arm(str(params.get("arm_tag", "")))
-        kwargs = {k: _clean(k, v) for k, v in params.items() if k != "arm_tag"}
-    except (ValueError, TypeError) as e:
-        return SkillResult.failure(f"{name}: {e}", BAD)
-    skills = world.skills
+        arms = ["left", "right"]
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for arm_tag in arms:
+        try:
+            arm = parse_arm(str(arm_tag))
+            kwargs = {k: _clean(k, v) for k, v in params.items() if k != "arm_tag"}
+        except (ValueError, TypeError) as e:
+            return SkillResult.failure(f"{name}: {e}", BAD)
+        calls.append((name, {**kwargs, "arm_tag": arm}))
+    return calls
+
+
+def _calls_problem(world: BenchWorld, calls: list[tuple[str, dict[str, Any]]]) -> SkillResult | None:
+    """Why the prepared calls must not run (the shared whole-plan check of every argument), or None."""
+    bad = check_plan(calls, set(world.objects))
+    return None if bad is None else bad[1].result()
+
+
+def action_problem(world: BenchWorld, action: Any) -> SkillResult | None:
+    """Why a Tier 2 action must not run, its every argument checked (the skills' declared signatures, object
+    names against the world), or None."""
+    calls = prepare_action(action)
+    return calls if isinstance(calls, SkillResult) else _calls_problem(world, calls)
+
+
+def chunk_problem(world: BenchWorld, actions: Sequence[Any], fine: bool = False) -> tuple[int, SkillResult] | None:
+    """The first action of a chunk (its 0-based index) that must not run and why, checked for every action before
+    the first runs (Tier 3: each 16-number action; ``fine``); None when all are well formed."""
+    for i, action in enumerate(actions):
+        bad = ee_action_problem(action) if fine else action_problem(world, action)
+        if bad is not None:
+            return i, bad
+    return None
+
+
+def ee_action_problem(action: Any) -> SkillResult | None:
+    """Why a Tier 3 action (16 numbers) must not run: its length, a NaN, a non-unit quaternion, a gripper
+    opening outside 0..1; or None."""
+    bad = check_call("execute_ee_action", {"action": action})
+    return None if bad is None else bad.result()
+
+
+def _run_call(task: BenchTask, world: BenchWorld, name: str, kwargs: dict[str, Any]) -> SkillResult:
+    """One checked skill call; a grasp passes the task's arm-allocation rule first."""
     if name == "grasp_actor":
-        actor = str(kwargs.pop("actor", ""))
-        if actor not in world.objects:
-            return SkillResult.failure(f"unknown object {actor!r}; objects are {', '.join(sorted(world.objects))}",
-                                       FailureKind.UNKNOWN_OBJECT)
-        refusal = task.allocation_refusal(world, actor, arm)
+        refusal = task.allocation_refusal(world, str(kwargs["actor"]), kwargs["arm_tag"])
         if refusal is not None:
             return SkillResult.failure(refusal, FailureKind.WRONG_ARM, refused=True)
-        return skills.grasp_actor(actor, arm, **kwargs)
-    if name == "place_actor":
-        actor = str(kwargs.pop("actor", ""))
-        if "target_pose" not in kwargs:
-            return SkillResult.failure("place_actor needs a target_pose", BAD)
-        return skills.place_actor(actor, arm, **kwargs)
-    if name == "move_by_displacement":
-        return skills.move_by_displacement(arm, **kwargs)
-    if name == "move_to_pose":
-        if "target_pose" not in kwargs:
-            return SkillResult.failure("move_to_pose needs a target_pose", BAD)
-        return skills.move_to_pose(arm, **kwargs)
-    if name == "close_gripper":
-        return skills.close_gripper(arm, **kwargs)
-    if name == "open_gripper":
-        return skills.open_gripper(arm, **kwargs)
-    if name == "back_to_origin":
-        return skills.back_to_origin(arm)
-    return skills.get_arm_pose(arm)
-
-
-def _both_arms(task: BenchTask, world: BenchWorld, action: Mapping[str, Any], params: Mapping[str, Any]) -> SkillResult:
-    """``arm_tag: "both"``: the left arm's action, then the right's; fails with the first arm that fails."""
-    for arm in ("left", "right"):
-        result = _execute_action(task, world, {**action, "parameters": {**params, "arm_tag": arm}})
-        if not result.ok:
-            return SkillResult(False, f"{arm} arm: {result.message}", result.data, result.kind)
-    return SkillResult.success()
+    result: SkillResult = getattr(world.skills, name)(**kwargs)
+    return result
 
 
 def execute_ee_action(world: BenchWorld, action: Any) -> SkillResult:

@@ -1,4 +1,7 @@
-"""The benchmark's episode loops: Tier 1 answering, Tier 2 turns with chunks, Tier 3 EE-action turns."""
+"""The benchmark's episode loops: Tier 1 answering, Tier 2 turns with chunks, Tier 3 EE-action turns.
+
+A turn's chunk is checked whole (every argument of every action) before its first action runs.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import math
 from collections import deque
 from typing import Any
 
-from mallvi.bench.actions import action_name, execute_action, execute_ee_action
+from mallvi.bench.actions import action_name, chunk_problem, execute_action, execute_ee_action
 from mallvi.bench.agents.agent_protocols import EpisodeStats, GroundingAnswerer, Planner, TurnRecord
 from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
@@ -98,7 +101,10 @@ def _run_turn(
     executed: list[Any] = []
     feedback: list[str] = []
     succeeded = False
-    for action in reply.actions[: task.chunk]:
+    chunk = reply.actions[: task.chunk]
+    if _refuse_malformed_chunk(world, chunk, trace, history, stats, fine=fine):
+        return False
+    for action in chunk:
         result = execute_ee_action(world, action) if fine else _execute(task, world, action, stats, trace)
         if fine:
             _record(trace, action, result, fine)
@@ -118,6 +124,28 @@ def _run_turn(
         feedback.append("Action failed: the plan was empty.")
     history.append(TurnRecord(executed, feedback))
     return succeeded
+
+
+def _refuse_malformed_chunk(world: BenchWorld, chunk: list[Any], trace: TraceWriter, history: deque[TurnRecord],
+                            stats: EpisodeStats, *, fine: bool) -> bool:
+    """Check every argument of every action of a turn's chunk before the first runs; a malformed one refuses the
+    whole chunk (nothing moves, one failed action, the planner is told which action and why). True if refused.
+    A frozen episode (paper mode) moves nothing anyway and is not checked."""
+    if stats.extra.get("frozen_at_action") is not None:
+        return False
+    bad = chunk_problem(world, chunk, fine=fine)
+    if bad is None:
+        return False
+    i, result = bad
+    message = f"the plan was refused before its first action: action {i + 1} of {len(chunk)}: {result.message}"
+    params = chunk[i].get("parameters") if isinstance(chunk[i], dict) else None
+    arm = params.get("arm_tag") if isinstance(params, dict) else ("both" if fine else None)
+    name = "execute_ee_action" if fine else (action_name(chunk[i]) if isinstance(chunk[i], dict) else None)
+    trace.emit("safety_refusal", arm=arm, command=name, reason=message)
+    stats.actions += 1
+    stats.failed_actions += 1
+    history.append(TurnRecord([], [f"Action failed: {message}"]))
+    return True
 
 
 def _execute(task: BenchTask, world: BenchWorld, action: Any, stats: EpisodeStats, trace: TraceWriter) -> SkillResult:

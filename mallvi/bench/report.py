@@ -22,6 +22,7 @@ from mallvi.bench.metrics import INDICATIVE_BELOW, aggregate, mean_interval, mea
 from mallvi.bench.model_usage import model_usage, models_summary, sum_usage
 from mallvi.bench.report_table import ours_figure, render_table, run_title
 from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL
+from mallvi.tracing.redaction import redact_text, redact_value
 
 
 def _secrets(cfg: BenchConfig) -> tuple[str, ...]:
@@ -224,6 +225,7 @@ def write_report(
                                    for k, v in tasks.items() if v.get("score_null_because")]  # fmt: skip
     results = finite_json(results, nulls=nulls)
     results["null_values"] = nulls
+    results = redact_value(results, default=str)  # a model's text may echo the API key: never written
     (out_dir / "results.json").write_text(json.dumps(results, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    (out_dir / "table.md").write_text(render_table(cfg, results), encoding="utf-8")
+    (out_dir / "table.md").write_text(redact_text(render_table(cfg, results)), encoding="utf-8")
     return results

@@ -29,6 +29,7 @@ from mallvi.bench.episode import preload, run_episode
 from mallvi.bench.preflight import check_endpoint, connect_ray, ray_endpoint
 from mallvi.bench.report import write_report
 from mallvi.bench.run_records import SEED_LIMIT, RecordScope, drop_torn_tail, is_regular_or_missing, own_records
+from mallvi.tracing.redaction import redact_value
 from mallvi.tracing.tolerant_json import JsonFileError, load_json_file
 
 log = logging.getLogger(__name__)
@@ -270,6 +271,7 @@ def run_bench(
     ran: list[dict[str, Any]] = []
 
     def finish(rec: dict[str, Any]) -> None:
+        rec = redact_value(rec, default=str)  # a model's text may echo the API key: never written
         q = queues[rec["task"]]
         q.running.discard(int(rec["seed"]))
         if rec.get("status") != "skipped":

@@ -8,7 +8,17 @@ import os
 import sys
 from typing import Any
 
-from mallvi.cli.common import EXIT_FAILED, EXIT_OK, EXIT_UNAVAILABLE, UsageError, native_stdout_to_stderr, safe
+from mallvi.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    UsageError,
+    json_safe,
+    native_stdout_to_stderr,
+    safe,
+    terminal_safe,
+)
+from mallvi.tracing.redaction import redact_text
 
 
 def register(sub: Any) -> None:
@@ -129,10 +139,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"mallvi: {safe(str(e))}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json_safe(json.dumps(results, indent=2)))
     else:
         with open(f"{args.out}/table.md", encoding="utf-8") as fh:
-            print(safe(fh.read()), end="")
+            print(terminal_safe(redact_text(fh.read())), end="")
         if results.get("cost"):
             from mallvi.bench.cost import format_totals
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
-from mallvi.cli.common import EXIT_UNAVAILABLE, UsageError, native_stdout_to_stderr, safe, say
+from mallvi.cli.common import EXIT_UNAVAILABLE, UsageError, json_safe, native_stdout_to_stderr, safe, say
 from mallvi.cli.run_options import DEMO_INSTRUCTION, DEMO_TASK, RunCommand, add_run_options, command_from_args
 from mallvi.orchestration.result import RunResult
 
@@ -121,10 +122,17 @@ def _run(cmd: RunCommand, request: Any, approve: bool) -> RunResult | None:
 
 
 def report(result: RunResult, cmd: RunCommand) -> int:
+    """Print the run's summary (or its JSON) and return the exit code: 0 succeeded or planned, 1 failed,
+    2 refused (bad input), 3 refused by the model endpoint, 4 paused."""
     if cmd.json:
-        print(result.model_dump_json(exclude={"goal_check"}))
+        from mallvi.tracing.redaction import redact_value
+
+        data = json.loads(result.model_dump_json(exclude={"goal_check"}))  # pydantic's JSON: no NaN
+        print(json_safe(json.dumps(redact_value(data), ensure_ascii=False)))
     else:
         print("\n".join(safe(line) for line in summary_lines(result)))
+    if result.status == "paused" and cmd.json and result.thread_id:
+        say(f"mallvi: paused: nothing failed; resume with --resume {result.thread_id}")
     if result.status == "refused":
         say(f"mallvi: error: refused: {result.refusal}")
         if result.refusal_cause == "model":  # the endpoint, not the instruction: not bad input
@@ -133,8 +141,11 @@ def report(result: RunResult, cmd: RunCommand) -> int:
 
 
 def summary_lines(r: RunResult) -> list[str]:
+    """The run's summary for people. ``status`` is the run's (never "succeeded" beside success False); the graph's
+    own end state and belief follow it."""
     lines = [f"instruction: {r.instruction}", f"task: {r.task} (seed {r.seed})",
-             f"status: {r.status}; success: {r.success} ({r.success_source}); graph believes: {r.graph_success}"]
+             f"status: {r.status}; success: {r.success} ({r.success_source}); graph status: "
+             f"{r.graph_status or r.status}, graph believes: {r.graph_success}"]
     for i, s in enumerate(r.subtasks):
         lines.append(f"  subtask {i}: {s} (failed attempts: {r.attempts.get(str(i), 0)})")
     for c in r.goal_check:
@@ -149,7 +160,7 @@ def summary_lines(r: RunResult) -> list[str]:
     if r.trace:
         lines.append(f"trace: {r.trace}  (view with: mallvi viz {r.trace})")
     if r.status == "paused" and r.thread_id:
-        lines.append(f"paused: resume with --resume {r.thread_id}")
+        lines.append(f"paused: nothing failed; resume with --resume {r.thread_id} (exit code 4)")
     return lines
 
 

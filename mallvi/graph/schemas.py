@@ -6,9 +6,11 @@ metres (+x robot's right, +y away from the robot, +z up).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from mallvi.contracts.skills import FailureKind
 
@@ -66,23 +68,53 @@ class ObjectRef(_Model):
         return key
 
 
+#: relations about one object (``lifted(x)``); every other relation relates two (``on(x, y)``)
+ONE_OBJECT_RELATIONS: tuple[str, ...] = ("lifted",)
+
+
 class Predicate(_Model):
     """A checkable goal fact, e.g. on(green_block, red_block), held_by(red_block, left), lifted(roller, 0.8)
     (its bottom above world z 0.8 m; without a value, clear of the table) or hung_on(mug, rack)."""
 
+    # Its JSON schema carries every bound its validation enforces (non-empty ids, and per relation exactly as many
+    # ids as it takes), so schema-constrained decoding cannot write a predicate the validator rejects.
+
     relation: RelationName
-    args: list[str] = Field(min_length=1, max_length=2)  # in the schema, so constrained decoding keeps to it
+    args: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1, max_length=2)
     value_m: float | None = Field(default=None, description="lifted: the world z (m) the object's bottom must "
                                   "be above")
 
     @model_validator(mode="after")
     def _arity(self) -> Predicate:
-        want = 1 if self.relation == "lifted" else 2
+        want = 1 if self.relation in ONE_OBJECT_RELATIONS else 2
         if len(self.args) != want:
             raise ValueError(f"{self.relation} takes {want} object id(s), got {len(self.args)}")
-        if self.value_m is not None and self.relation != "lifted":
+        if self.value_m is not None and self.relation not in ONE_OBJECT_RELATIONS:
             raise ValueError(f"only lifted takes a height, not {self.relation}")
         return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The generated schema split by arity (``anyOf``: the one-object relations with one id, the others with
+        two), each id a non-empty string."""
+        ref = handler(core)
+        schema = handler.resolve_ref_schema(ref)
+        relations = list(schema["properties"]["relation"]["enum"])
+        ids = schema["properties"]["args"]
+        height = schema["properties"]["value_m"]
+        variants = []
+        for names, n in (([r for r in relations if r in ONE_OBJECT_RELATIONS], 1),
+                         ([r for r in relations if r not in ONE_OBJECT_RELATIONS], 2)):
+            if names:
+                props = {"relation": {"type": "string", "enum": names}, "args": {**ids, "minItems": n, "maxItems": n}}
+                if n == 1:  # only a one-object relation (lifted) takes a height
+                    props["value_m"] = height
+                variants.append({"type": "object", "additionalProperties": False, "required": ["relation", "args"],
+                                 "properties": props})
+        kept: dict[str, Any] = {k: schema[k] for k in ("title", "description") if k in schema}
+        schema.clear()
+        schema.update(kept, anyOf=variants)
+        return ref
 
     def __str__(self) -> str:
         value = f", {self.value_m:g}" if self.value_m is not None else ""

@@ -26,7 +26,7 @@ from mallvi.graph.perception_adapter import PipelinePort
 from mallvi.graph.state import GraphState
 from mallvi.orchestration.fault_budgets import budgets_for_contingency
 from mallvi.orchestration.judge import GRAPH_BELIEF, SuccessCheck, judge
-from mallvi.orchestration.result import RunResult
+from mallvi.orchestration.result import RunResult, run_status
 from mallvi.orchestration.resume import RunSettings, record_settings, rewind_for_resume
 from mallvi.orchestration.stations import RIG_TASK, RigAccess, RunRequest, check_options, open_station
 from mallvi.tracing.trace import TraceWriter
@@ -143,7 +143,8 @@ def run(
         if trace is not None:
             result.trace = str(request.trace_dir)
             trace.emit("run_end", status=result.status, success=result.success, graph_success=result.graph_success,
-                       wall_s=result.wall_s, failure_report=result.failure_report or result.refusal)
+                       wall_s=result.wall_s, failure_report=result.failure_report or result.refusal,
+                       graph_status=result.graph_status, thread_id=result.thread_id)
         return result
     finally:
         recording.close()
@@ -213,7 +214,8 @@ def run_on_station(
     plan = state["action_plan"]
     return RunResult(
         instruction=instruction, task=task, seed=seed, success=success, success_source=source,
-        graph_success=outcome.graph_success, status=outcome.status, goal=outcome.goal, goal_check=checks,
+        graph_success=outcome.graph_success, status=run_status(outcome.status, success), graph_status=outcome.status,
+        goal=outcome.goal, goal_check=checks,
         subtasks=outcome.subtasks, attempts=outcome.attempts, llm_calls=outcome.llm_calls.model_dump(),
         wall_s=time.perf_counter() - t0, graph_s=outcome.wall_s, node_time_s=outcome.node_time_s,
         transitions=outcome.transitions, actor_steps=sum(1 for n in outcome.node_sequence if n == "actor"),

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -29,6 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.tracing.redaction import redact_value
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
@@ -36,7 +37,7 @@ SCHEMA_VERSION = 1
 #: kind -> the fields that event carries besides the common ones.
 EVENT_KINDS: Mapping[str, tuple[str, ...]] = {
     "run_start": ("instruction", "task", "seed", "config", "station", "privileged"),
-    "run_end": ("status", "success", "graph_success", "wall_s", "failure_report"),
+    "run_end": ("status", "success", "graph_success", "wall_s", "failure_report", "graph_status", "thread_id"),
     "node_start": ("node", "attempt", "subtask_index", "inputs", "span", "step", "run_count"),
     "node_end": (
         "node",
@@ -60,13 +61,6 @@ EVENT_KINDS: Mapping[str, tuple[str, ...]] = {
     "scene_graph": ("node", "objects", "relations"),
     "video": ("camera", "path", "fps", "frames", "width", "height", "frame_t"),
 }
-
-_SECRET_PATTERNS = [re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}")]
-#: string values under keys like these are replaced whatever they look like
-_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|authorization|access[_-]?token|auth[_-]?token)")
-#: environment variables whose values are redacted when set
-SECRET_ENV_VARS = ("OPENAI_API_KEY", "MALLVI_API_KEY")
-
 
 def claim_run_dir(directory: str | Path) -> Path:
     """The folder for a new run's trace under ``directory``: ``directory`` itself while it holds no trace, else
@@ -114,9 +108,9 @@ STATE_POLICIES = ("full", "none")
 class TraceWriter:
     """Appends events to ``DIR/events.jsonl`` and images to ``DIR/artifacts``; thread-safe.
 
-    Secrets (``secrets`` given here, ``OPENAI_API_KEY``/``MALLVI_API_KEY`` from the environment, anything shaped
-    like an API key or bearer token, and string values under keys such as ``api_key`` or ``password``) are
-    replaced by ``***`` before an event is written.
+    Every event passes ``redaction.redact_value`` before it is written: the process's known secrets (and
+    ``secrets`` given here), anything shaped like an API key or bearer token, and string values under keys such
+    as ``api_key`` or ``password`` become ``***``.
 
     Size: ``images`` (``IMAGE_POLICIES``) says which pictures ``save_image`` keeps; ``state`` (``STATE_POLICIES``)
     whether the graph capture records each node's input state (``keep_state``).
@@ -136,10 +130,6 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._seq = 0
         self._secrets = [s for s in (secrets or []) if s]
-        for var in SECRET_ENV_VARS:
-            value = os.environ.get(var)
-            if value:
-                self._secrets.append(value)
         self._fh = open(self.dir / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
         self._last_image: tuple[NDArray[Any], str] | None = None  # the last picture written and its path
 
@@ -149,8 +139,8 @@ class TraceWriter:
             raise ValueError(f"unknown trace event kind {kind!r}")
         with self._lock:
             event = {"v": SCHEMA_VERSION, "seq": self._seq, "t": time.time(), "run_id": self.run_id, "kind": kind}
-            event.update(_mask_secret_fields(fields))
-            line = self._redact(json.dumps(event, default=_jsonable, ensure_ascii=False))
+            event.update(redact_value(fields, self._secrets, default=_jsonable))
+            line = json.dumps(event, default=_jsonable, ensure_ascii=False)
             self._fh.write(line + "\n")
             self._fh.flush()
             self._seq += 1
@@ -197,24 +187,6 @@ class TraceWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _redact(self, text: str) -> str:
-        for s in self._secrets:
-            text = text.replace(s, "***")
-        for pat in _SECRET_PATTERNS:
-            text = pat.sub(lambda m: (m.group(1) if m.lastindex else "") + "***", text)
-        return text
-
-
-def _mask_secret_fields(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {
-            k: ("***" if isinstance(v, str) and v and _SECRET_KEY.search(str(k)) else _mask_secret_fields(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_mask_secret_fields(v) for v in value]
-    return value
 
 
 def _jsonable(obj: Any) -> Any:

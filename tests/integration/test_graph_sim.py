@@ -124,9 +124,11 @@ def test_cli_approval_abort_moves_nothing_and_pause_resumes_from_the_checkpoint(
         np.testing.assert_allclose(rec.end["joints"][side], rec.start["joints"][side], atol=1e-6)
 
     monkeypatch.setattr("sys.stdin", io.StringIO("p\n"))
-    assert main(args) == 1
-    paused = json.loads(capsys.readouterr().out)
+    assert main(args) == 4  # paused: nothing failed
+    out, err = capsys.readouterr()
+    paused = json.loads(out)
     assert paused["status"] == "paused" and paused["thread_id"]
+    assert f"resume with --resume {paused['thread_id']}" in err
     assert (tmp_path / "run" / "checkpoints.sqlite").exists()
 
     monkeypatch.setattr("sys.stdin", io.StringIO("a\n"))

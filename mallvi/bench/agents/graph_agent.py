@@ -62,7 +62,7 @@ class GraphAgent:
                                 seed=int(getattr(w, "seed", 0) or 0), trace=trace, judged=False, record_start=False)
         stats = EpisodeStats(turns=result.transitions, actions=result.actor_steps)
         stats.extra.update(
-            graph_success=result.graph_success, graph_status=result.status, subtasks=list(result.subtasks),
+            graph_success=result.graph_success, graph_status=result.graph_status, subtasks=list(result.subtasks),
             llm_calls=result.llm_calls, station=result.station, privileged=list(result.privileged),
             attempts=dict(result.attempts), failure_report=result.failure_report,
         )  # fmt: skip

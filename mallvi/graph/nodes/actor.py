@@ -4,6 +4,9 @@ A perceived object is mapped to the robot-side name (simulator name, or scene-gr
 nearest its 3D centre: within ``ctx.match_radius_m`` of that object's centre, or on the object (within
 ``ON_OBJECT_M`` of its box: the centre of a tall object's visible part lies on it, though far from its centre).
 A perception error therefore surfaces as a failure here.
+Before the first call runs, every argument of every call is checked (``plan_argument_problem``: the skills'
+declared signatures, through ``robot_drivers.safety.skill_args.check_plan``) and every target of the plan
+(``plan_motion.plan_violation``); a plan that fails either is refused whole and nothing moves.
 A failed skill is blamed on an agent by its ``FailureKind`` (``BLAME_BY_KIND``), never by its message's words.
 An object the plan uses without grasping it first, while the arm's gripper senses something between its fingers,
 is in that gripper: the fingers hide part of it, so its centre is matched within ``HELD_MATCH_RADIUS_M`` instead.
@@ -18,13 +21,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mallvi.contracts.geometry import ARM_SIDES
-from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.contracts.skills import Failure, FailureKind, SkillResult
 from mallvi.contracts.world_model import WorldModel
 from mallvi.graph.context import GraphContext
 from mallvi.graph.goals import box_distance_m, centre_of
 from mallvi.graph.plan_motion import plan_violation
-from mallvi.graph.schemas import ActorReport, AgentName, CommandRecord, FailedStep, SceneObject, SkillCall
+from mallvi.graph.schemas import ActionPlan, ActorReport, AgentName, CommandRecord, FailedStep, SceneObject, SkillCall
 from mallvi.graph.state import GraphState
+from mallvi.robot_drivers.safety.skill_args import check_plan, skill_signatures
 
 log = logging.getLogger(__name__)
 
@@ -69,26 +73,57 @@ def held_by_plan_arm(calls: list[SkillCall], obj_key: str, ctx: GraphContext) ->
         return False
 
 
+#: the skill parameters a call gives through its own fields (``object``, ``arm``, ``target_pose``), never in ``args``
+CALL_FIELDS = {"actor": "object", "arm_tag": "arm", "target_pose": "target_pose", "action": "target_pose"}
+
+
+def skill_kwargs(call: SkillCall, name: str | None) -> dict[str, Any]:
+    """The keyword arguments ``call`` runs its skill with: its ``args`` (None values dropped), its arm as
+    ``arm_tag``, and its object (``name``: the robot's name for it) as ``actor`` and its ``target_pose`` (as
+    ``action`` for ``execute_ee_action``'s 16 numbers) where the skill declares them. A call's arm, object or target
+    the skill does not take is left out (the object may just say what the call is about; ``execute_ee_action``
+    moves both arms); a field written into ``args`` stays there, and the plan check refuses it."""
+    params = skill_signatures().get(call.skill, {})
+    kwargs: dict[str, Any] = {k: v for k, v in call.args.items() if v is not None}
+    clashing = sorted(k for k in CALL_FIELDS if k in kwargs)
+    if clashing:  # renamed so the check names it: a model's args must not override the call's own fields
+        for k in clashing:
+            kwargs[f"args.{k}"] = kwargs.pop(k)
+    if "arm_tag" in params or not params:
+        kwargs["arm_tag"] = call.arm
+    if call.object is not None and "actor" in params:
+        kwargs["actor"] = name if name is not None else call.object
+    if call.target_pose is not None:
+        for field in ("target_pose", "action"):
+            if field in params:
+                kwargs[field] = list(call.target_pose)
+    return kwargs
+
+
+def every_call(plan: ActionPlan) -> list[tuple[str, SkillCall]]:
+    """Every call ``plan`` may run, each with how to name it: its calls, their alternatives, its fallbacks'."""
+    out: list[tuple[str, SkillCall]] = []
+    for f, seq in enumerate((plan.calls, *plan.fallbacks)):
+        where = f"fallback {f}, " if f else ""
+        for i, call in enumerate(seq):
+            out.append((f"{where}call {i + 1} of {len(seq)}", call))
+            out += [(f"{where}call {i + 1} of {len(seq)}, alternative {k + 1}", call.variant(v))
+                    for k, v in enumerate(call.alternatives)]
+    return out
+
+
+def plan_argument_problem(calls: list[SkillCall], names: dict[str, str],
+                          world: WorldModel | None) -> tuple[int, Failure] | None:
+    """The first call with a malformed argument (unknown skill or keyword, missing or malformed value, an object
+    the world does not know) and why, checked for every call before the first runs; None when all are sound."""
+    objects = set(world.object_names()) if world is not None else None
+    return check_plan([(c.skill, skill_kwargs(c, names.get(c.object) if c.object else None)) for c in calls],
+                      objects)
+
+
 def _call_skill(ctx: GraphContext, call: SkillCall, name: str | None) -> SkillResult:
-    s = ctx.skills
-    a: dict[str, Any] = {k: v for k, v in call.args.items() if v is not None}
-    if call.skill == "grasp_actor":
-        return s.grasp_actor(name or "", call.arm, **a)
-    if call.skill == "upright_actor":
-        return s.upright_actor(name or "", call.arm, **a)
-    if call.skill == "place_actor":
-        return s.place_actor(name or "", call.arm, call.target_pose or [], **a)
-    if call.skill == "move_by_displacement":
-        return s.move_by_displacement(call.arm, **a)
-    if call.skill == "move_to_pose":
-        return s.move_to_pose(call.arm, call.target_pose or [])
-    if call.skill == "execute_ee_action":
-        return s.execute_ee_action(call.target_pose or [])
-    if call.skill == "open_gripper":
-        return s.open_gripper(call.arm, **a)
-    if call.skill == "close_gripper":
-        return s.close_gripper(call.arm, **a)
-    return s.back_to_origin(call.arm)
+    result: SkillResult = getattr(ctx.skills, call.skill)(**skill_kwargs(call, name))
+    return result
 
 
 BLAME_BY_KIND: dict[FailureKind, AgentName] = {
@@ -135,6 +170,16 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
                 step = FailedStep(kind=FailureKind.UNKNOWN_OBJECT, skill=call.skill, arm=call.arm)
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder", failed_step=step)}
             names[call.object] = name
+    labelled = every_call(plan)
+    malformed = plan_argument_problem([c for _, c in labelled], names, ctx.world)
+    if malformed is not None:  # every argument of every call (and every other way) is checked before anything moves
+        i, problem = malformed
+        label, bad_call = labelled[i]
+        reason = f"{label} ({bad_call.skill}, {bad_call.arm} arm): {problem.message}"
+        ctx.emit("safety_refusal", arm=bad_call.arm, command=bad_call.skill, reason=reason)
+        return {"actor_report": ActorReport(
+            ok=False, message=f"plan refused before anything moved: {reason}", failed_stage=blame_for(problem.kind),
+            failed_step=FailedStep(kind=problem.kind, skill=bad_call.skill, arm=bad_call.arm))}
     refused = plan_violation(plan.calls, ctx, localized)
     if refused is not None:  # every target of the plan is checked before anything moves
         i, bad = refused

@@ -4,7 +4,9 @@
 client's own retries off (``max_retries=0``) so that ``LlmClient`` owns the retry policy and records every call.
 Each question (``LlmClient.ask``) uses the endpoint's schema-constrained decoding when a probe found one
 (``llm_decoding``), asks for at most the agent's token bound, and ends within ``LlmConfig.question_bound_s``:
-the probe, retries with back-off, and re-asks all count, and no wait follows the last try.
+the probe, retries with back-off, and re-asks all count, and no wait follows the last try. The bound is a real
+deadline (``deadline.py``): every request runs under the question's deadline and its own (``timeout_s``), and a
+server that trickles its answer byte by byte is cut off at the earlier of the two.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from mallvi.config import LlmConfig
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.llm.deadline import deadline_scope, http_client, requests_aborted
 from mallvi.graph.backends.llm.decoding import (
     EndpointCaps,
     max_items_for,
@@ -34,9 +37,17 @@ from mallvi.graph.backends.llm.decoding import (
     probe_vision,
     request_options,
 )
-from mallvi.graph.backends.llm.errors import describe, is_content_error, is_transient, status_of, token_count
+from mallvi.graph.backends.llm.errors import (
+    describe,
+    is_content_error,
+    is_transient,
+    redact,
+    status_of,
+    token_count,
+)
 from mallvi.graph.backends.llm.images import image_data_url
 from mallvi.graph.schemas import LlmCallRecord
+from mallvi.tracing.redaction import register_secret
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -46,8 +57,9 @@ def make_chat_model(cfg: LlmConfig, model: str) -> BaseChatModel:
     """ChatOpenAI against ``cfg.base_url`` with no client-side retries (LlmClient retries)."""
     from langchain_openai import ChatOpenAI
 
+    register_secret(cfg.api_key)
     return ChatOpenAI(base_url=cfg.base_url, model=model, api_key=cfg.api_key or "not-needed",  # type: ignore[arg-type]
-                      timeout=cfg.timeout_s, max_retries=0, temperature=0.0)
+                      timeout=cfg.timeout_s, max_retries=0, temperature=0.0, http_client=http_client())
 
 
 def load_prompt(agent: str) -> str:
@@ -93,6 +105,7 @@ class LlmClient:
         self.cfg = cfg
         self._sleep = sleep
         self._secrets = (cfg.api_key,) if cfg.api_key else ()
+        register_secret(cfg.api_key)
 
     def endpoint(self, node: str, log_: CallLog, deadline: float) -> EndpointCaps:
         """How to ask this endpoint for JSON: forced by ``cfg.decoding`` or probed once (probe calls are logged)."""
@@ -140,13 +153,18 @@ class LlmClient:
             t0 = time.perf_counter()
             record = LlmCallRecord(node=node, model=self.model, latency_s=0.0, attempts=i + 1, decoding=decoding,
                                    max_tokens=opts.get("max_tokens"))
+            request_s = min(self.cfg.timeout_s, remaining)
             try:
-                reply = self.chat.invoke(messages, config={"run_name": f"{node}_llm", "metadata": {"node": node}},
-                                         timeout=min(self.cfg.timeout_s, remaining), **opts)
+                with deadline_scope(time.monotonic() + request_s):
+                    reply = self.chat.invoke(messages, config={"run_name": f"{node}_llm", "metadata": {"node": node}},
+                                             timeout=request_s, **opts)
             except Exception as e:
                 msg = describe(e, self._secrets)
                 log_.records.append(record.model_copy(update={"latency_s": time.perf_counter() - t0, "ok": False,
                                                               "error": msg}))
+                if requests_aborted():
+                    raise AgentError(f"{node}: the model request to {self.model!r} was stopped: the run was "
+                                     f"interrupted") from None
                 if not is_transient(e):
                     raise self._fail(node, e, msg, images) from None
                 if status_of(e) == 500 and msg == last_500:
@@ -180,6 +198,13 @@ class LlmClient:
         ``cfg.question_bound_s`` seconds, whichever ends first.
         """
         deadline = time.monotonic() + self.cfg.question_bound_s
+        with deadline_scope(deadline):  # no request of this question (probes included) outlives it
+            return self._ask(node, system, user, schema, log_, images, check, deadline)
+
+    def _ask(
+        self, node: str, system: str, user: str, schema: type[T], log_: CallLog,
+        images: list[NDArray[np.uint8]] | None, check: Callable[[T], None] | None, deadline: float,
+    ) -> T:
         caps = self.endpoint(node, log_, deadline)
         if images:
             self._require_vision(node)
@@ -198,6 +223,7 @@ class LlmClient:
                 break
             reply = self._invoke(node, messages, log_, deadline, opts, caps.decoding, bool(images))
             text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+            text = redact(text, self._secrets)  # an echoed key never enters the graph's state or checkpoints
             try:
                 answer = schema.model_validate_json(extract_json(text))
                 if check is not None:

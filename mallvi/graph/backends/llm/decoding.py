@@ -33,6 +33,7 @@ import numpy as np
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from mallvi.graph.backends.llm.deadline import deadline_scope
 from mallvi.graph.backends.llm.errors import describe
 
 DecodingMode = Literal["json_schema", "json_object_schema", "structured_outputs", "guided_json", "prompt"]
@@ -146,8 +147,9 @@ def _probe_once(chat: BaseChatModel, mode: str, send_max_tokens: bool, timeout_s
     opts = request_options(mode, _PROBE_SCHEMA, "mallvi_probe", 24, send_max_tokens)
     t0 = time.perf_counter()
     try:
-        reply = chat.invoke(messages, config={"run_name": f"endpoint_probe_{mode}",
-                                              "metadata": {"probe": mode}}, timeout=timeout_s, **opts)
+        with deadline_scope(time.monotonic() + timeout_s):
+            reply = chat.invoke(messages, config={"run_name": f"endpoint_probe_{mode}",
+                                                  "metadata": {"probe": mode}}, timeout=timeout_s, **opts)
     except Exception as e:
         return ProbeStep(mode, False, describe(e, secrets, 200), time.perf_counter() - t0)
     dt = time.perf_counter() - t0
@@ -233,8 +235,9 @@ def probe_vision(chat: BaseChatModel, base_url: str, model: str, timeout_s: floa
             {"type": "text", "text": "Which colour fills this image? Answer with one word."},
             {"type": "image_url", "image_url": {"url": _colour_image(rgb)}}])
         try:
-            reply = chat.invoke([msg], config={"run_name": "vision_probe", "metadata": {"probe": "vision"}},
-                                timeout=timeout_s, **request_options("prompt", {}, "", 8))
+            with deadline_scope(time.monotonic() + timeout_s):
+                reply = chat.invoke([msg], config={"run_name": "vision_probe", "metadata": {"probe": "vision"}},
+                                    timeout=timeout_s, **request_options("prompt", {}, "", 8))
         except Exception as e:
             detail = describe(e, secrets, 200)
             kind = detail.split(":", 1)[0]

@@ -6,10 +6,12 @@ probe of ``llm_decoding``, and its vision check (a red and a blue image: "which 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from mallvi.config import LlmConfig
 from mallvi.graph.backends.llm.client import make_chat_model
+from mallvi.graph.backends.llm.deadline import deadline_scope, http_client
 from mallvi.graph.backends.llm.decoding import probe_endpoint, probe_vision
 from mallvi.graph.backends.llm.errors import describe
 
@@ -19,8 +21,9 @@ def list_models(cfg: LlmConfig) -> list[str]:
     import openai
 
     client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key or "not-needed", timeout=cfg.timeout_s,
-                           max_retries=0)
-    return sorted(m.id for m in client.models.list())
+                           max_retries=0, http_client=http_client())
+    with deadline_scope(time.monotonic() + cfg.timeout_s):
+        return sorted(m.id for m in client.models.list())
 
 
 def check_vision(cfg: LlmConfig, model: str) -> dict[str, Any]:

@@ -1,17 +1,16 @@
 """What a failed model request means: worth retrying or not, a content problem, and its text with secrets removed.
 
 A model error is shown to users (stderr, ``--json``), stored (traces, ``episodes.jsonl``) and fed back into
-failure reports, so every message leaves here through ``redact`` first: servers echo API keys back (a 401 that
-quotes the ``Authorization`` header, a proxy that logs the request).
+failure reports, so every message leaves here through ``redact`` first (the process's one redaction,
+``mallvi.tracing.redaction``): servers echo API keys back (a 401 that quotes the ``Authorization`` header, a proxy
+that logs the request).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-#: anything shaped like an OpenAI-style key or a bearer token
-_KEY_SHAPED = re.compile(r"(?i)(sk-[A-Za-z0-9_\-*]{6,}|bearer\s+[A-Za-z0-9_\-.~+/=*]{6,})")
+from mallvi.tracing.redaction import redact_text
 
 #: text in a 5xx body that names a problem with the request's content, not with the server's health: the same
 #: request fails the same way again (e.g. a text-only chat template given content parts, a Python TypeError
@@ -24,11 +23,9 @@ _CONTENT_MARKERS = (
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with each of ``secrets`` (and anything key- or token-shaped) replaced by ``***``."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    return _KEY_SHAPED.sub("***", text)
+    """``text`` with each of ``secrets``, the process's known secrets and anything key- or token-shaped replaced
+    by ``***`` (``mallvi.tracing.redaction.redact_text``)."""
+    return redact_text(text, secrets)
 
 
 def status_of(e: BaseException) -> int | None:
