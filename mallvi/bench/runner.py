@@ -257,8 +257,7 @@ def run_bench(
         ray_endpoint(ray_address)  # its form first: a typing error costs no endpoint question
     endpoint = check_endpoint(cfg)
     if ray_address:
-        connect_ray(ray_address)
-    workers = default_workers() if workers is None else workers
+        connect_ray(ray_address)  # workers stays None here: _run_ray takes the cluster's CPUs
     out = Path(out_dir)
     records = prepare_dir(cfg, out)
     queues = _queues(cfg, records)

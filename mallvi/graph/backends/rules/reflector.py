@@ -17,7 +17,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import Box, PredicateResult, evaluate, relation_holds
 from mallvi.graph.ports import AgentContext
-from mallvi.graph.refs import ResolutionError, candidates_of, canonical_label, refs_of, resolve
+from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
@@ -44,8 +44,23 @@ class RulesReflector:
             blamed = report.failed_stage or "actor"
             if blamed in ("projector", "actor") and _moved(subtask, before, fresh):
                 blamed = "grounder"  # the object was pushed or dropped: find it again before retrying
-            return Verdict(verdict="failure", failure_category="execution_failed", blamed_agent=blamed,
-                           explanation=report.message, failed_step=report.failed_step)
+            failure = Verdict(verdict="failure", failure_category="execution_failed", blamed_agent=blamed,
+                              explanation=report.message, failed_step=report.failed_step)
+            if not _only_homing_failed(report):
+                return failure
+            # everything up to the way home worked: what the scene shows decides (the arm is not home yet; the
+            # next subtask's first motion, or its retry's parking, starts from where it is)
+            judged = self._judge(subtask, report, before, fresh, cands, ctx)
+            if judged.verdict != "success":
+                return failure.model_copy(update={"explanation": f"{report.message}; and {judged.explanation}"})
+            arm = report.failed_step.arm if report.failed_step is not None else "one"
+            return judged.model_copy(update={"explanation": f"{judged.explanation} (the {arm} arm did not get "
+                                                            f"home: {report.message})"})
+        return self._judge(subtask, report, before, fresh, cands, ctx)
+
+    def _judge(self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], fresh: list[SceneObject],
+               cands: list[Candidate], ctx: AgentContext) -> Verdict:
+        """The subtask's outcome from the fresh scan ``fresh`` after actions that ran."""
         boxes: dict[str, Box] = {}
         key = subtask.obj.key()
         remembered: list[str] = []
@@ -106,6 +121,13 @@ class RulesReflector:
 
 
 ALIGN_M = 0.15  # a fresh detection this close to where an object is expected is that object
+
+
+def _only_homing_failed(report: ActorReport) -> bool:
+    """Whether the one command that failed (before any recovery) is an arm's way home after the others worked."""
+    first_bad = next((c for c in report.commands if not c.ok), None)
+    return first_bad is not None and first_bad.skill == "back_to_origin" and not first_bad.args.get("recovery") \
+        and report.failed_step is not None and report.failed_step.skill == "back_to_origin"
 
 
 def _group_member(subtask: Subtask) -> bool:

@@ -25,13 +25,15 @@ _NOT_PARTS = ("center", "bbox_center", "top", "bottom", "origin", "fp0", "fp1", 
 @dataclass(frozen=True)
 class Grasp:
     """One grasp frame of an object: ``cp`` is its ``contact_point_id``; ``height`` its height above the object's
-    bottom along the object's up axis (metres); ``approach_m`` the unit approach direction in the world."""
+    bottom along the object's up axis (metres); ``approach_m`` the unit approach direction in the world,
+    ``fingers_m`` the unit direction the fingers open along."""
 
     cp: int
     part: str
     position_m: tuple[float, float, float]
     approach_m: tuple[float, float, float]
     height: float
+    fingers_m: tuple[float, float, float] = (0.0, 1.0, 0.0)
 
     @property
     def top_down(self) -> bool:
@@ -57,6 +59,13 @@ def point(obj: SceneObject, name: str) -> tuple[float, float, float] | None:
 def bottom_z(obj: SceneObject) -> float:
     p = point(obj, "fp0") or point(obj, "bottom")
     return p[2] if p is not None else obj.position_m[2] - obj.size_m[2] / 2
+
+
+def width_m(obj: SceneObject) -> float:
+    """The object's widest horizontal size by either estimate perception gives (the world extent, bounded by a
+    prism's top face, is a bottle's cap; the footprint box is its body)."""
+    box = obj.box_m or obj.size_m
+    return float(max(obj.size_m[0], obj.size_m[1], box[0], box[1]))
 
 
 def top_z(obj: SceneObject) -> float:
@@ -91,7 +100,8 @@ def grasps(obj: SceneObject) -> list[Grasp]:
     for cp in obj.grasp_ids():
         pose = obj.points[f"cp{cp}"]
         pos = xyz(pose)
-        approach = rotation(pose)[:, 0]
+        frame = rotation(pose)
+        approach, fingers = frame[:, 0], frame[:, 1]
         near = min(parts.items(), key=lambda kv: math.dist(kv[1], pos), default=None)
         if near is not None and math.dist(near[1], pos) < PART_MATCH_M:
             part = near[0]
@@ -102,7 +112,8 @@ def grasps(obj: SceneObject) -> list[Grasp]:
         else:
             part = "slanted"
         height = float(np.dot(np.asarray(pos) - np.asarray(origin), up))
-        out.append(Grasp(cp, part, pos, (float(approach[0]), float(approach[1]), float(approach[2])), height))
+        out.append(Grasp(cp, part, pos, (float(approach[0]), float(approach[1]), float(approach[2])), height,
+                         (float(fingers[0]), float(fingers[1]), float(fingers[2]))))
     return out
 
 

@@ -17,7 +17,7 @@ from mallvi.graph.posture import first_seen, lies_on_side
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
 
-RELAY_XY_M = ((0.0, -0.10), (0.0, -0.04), (-0.04, -0.14), (0.04, -0.14))
+RELAY_XY_M = ((0.0, -0.13), (0.0, -0.10), (-0.04, -0.14), (0.04, -0.14))  # near the robot: both arms reach down
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef | None, exclude: str) -> SceneObject | None:
@@ -148,14 +148,23 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
     taker, giver = arm, _other(arm)
     relay = gp.free_spot(RELAY_XY_M[(attempt // len(ways)) % len(RELAY_XY_M)], obj,
                          gp.others(obj.id, scene, localized))
-    calls: list[SkillCall] = []
-    if held_by != giver:
-        calls.append(gp.grasp_call(giver, obj, grasp))
-    calls += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], ctx.table_top_z + 0.005],
-                       functional_point_id=0, pre_dis=0.03, dis=0.0),
-              gp._call("back_to_origin", giver),
-              *gp.into_container(taker, obj, box, subtask, holding=False, grasp=grasp)]
-    return ActionPlan(calls=calls, strategy=f"relay into {box.id} {giver}->{taker} #{attempt}",
+
+    def relay_calls(cps: list[int]) -> list[SkillCall]:
+        # one grasp per sequence (the others are fallbacks): the slide off the object after letting go runs
+        # across that grasp's fingers
+        out: list[SkillCall] = []
+        if held_by != giver:
+            out.append(gp.grasp_call(giver, obj, cps[:1]))
+        out += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], ctx.table_top_z + 0.005],
+                         functional_point_id=0, pre_dis=0.03, dis=0.0),
+                *(gp.slide_off(giver, obj, cps[0]) if cps else []),
+                gp._call("back_to_origin", giver),
+                *gp.into_container(taker, obj, box, subtask, holding=False, grasp=grasp)]
+        return out
+
+    sequences = [relay_calls(gp.rotate(grasp, k)) for k in range(max(1, len(grasp) if held_by != giver else 1))]
+    return ActionPlan(calls=sequences[0], fallbacks=sequences[1:],
+                      strategy=f"relay into {box.id} {giver}->{taker} #{attempt}",
                       rationale=f"the {giver} arm stands {obj.id} at ({relay[0]:.2f}, {relay[1]:.2f}); the {taker} "
                                 f"arm lowers it into {box.id}")
 

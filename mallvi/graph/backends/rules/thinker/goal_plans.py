@@ -26,6 +26,7 @@ CROSS_PITCH_M = 0.12  # a cross's arm: a block's width and a gripper's between n
 RIM_CLEAR_M = 0.015  # an object lowered into a container passes this far above its rim (or handles)
 RELEASE_GAP_M = 0.005  # ... and is let go this far above the container's floor
 WALL_M = 0.01  # a container's wall, taken off its inner size
+CELL_MARGIN_M = 0.005  # an object in a row of cells keeps this much more from the walls
 NEAR_ARM_M = 0.035  # where the arm cannot reach a container's centre, it tries this much nearer its side
 NEST_RATIO = 0.8  # an object at least this wide as a container's inside nests in it (rests on its walls)
 NEST_HEIGHT_FRACTION = 0.25
@@ -42,7 +43,10 @@ TURN_OFFSETS_RAD = (0.0, math.pi / 6, -math.pi / 6)
 CENTRE_Y_STEPS_M = (0.0, 0.05, 0.10, 0.15)  # the centre spot, then farther from the robot, where the arm reaches
 TURN_PRE_DIS_M = 0.05
 LIFT_STEPS_M = (0.05, 0.03, 0.025)
+SLIDE_OFF_M = 0.12  # an open gripper around a tall object's neck slides this far off it, across its fingers
 DOWN = [1.0, 0.0, 0.0, 0.0]
+#: world yaws an object held from above may be turned to about its axis before it is set down
+PLACE_YAWS_RAD = tuple(k * math.pi / 4 for k in (2, -2, 4, 1, -1, 3, -3, 0))
 
 
 def _call(skill: str, arm: str, obj: str | None = None, target: Sequence[float] | None = None,
@@ -62,6 +66,22 @@ def grasp_call(arm: str, obj: SceneObject, cps: Sequence[int] = (), pre_grasp_di
     return SkillCall(skill="grasp_actor", arm=arm, object=obj.id,  # type: ignore[arg-type]
                      args={**args, "contact_point_id": cps[0]},
                      alternatives=[CallVariant(args={"contact_point_id": c}) for c in cps[1:]])
+
+
+def slide_off(arm: str, obj: SceneObject, cp: int) -> list[SkillCall]:
+    """After letting go of ``obj`` held from above by grasp ``cp``: slide the open gripper ``SLIDE_OFF_M`` across
+    its fingers, towards the robot where the arm can (else away), so that going home does not sweep a tall object
+    over. Nothing for a grasp that is not from above (the retreat along the grasp clears it)."""
+    g = next((g for g in ft.grasps(obj) if g.cp == cp), None)
+    if g is None or not g.top_down:
+        return []
+    across = np.cross(np.asarray(g.fingers_m), [0.0, 0.0, 1.0])[:2]
+    n = float(np.linalg.norm(across))
+    if n < 0.5:
+        return []
+    across = across / n * (1.0 if across[1] <= 0 else -1.0) * SLIDE_OFF_M
+    return [_call("move_by_displacement", arm, x=float(across[0]), y=float(across[1]),
+                  alternatives=[CallVariant(args={"x": float(-across[0]), "y": float(-across[1])})])]
 
 
 def rotate(items: Sequence[T], k: int) -> list[T]:
@@ -86,11 +106,11 @@ def others(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject], *
 def free_spot(centre_xy: tuple[float, float], obj: SceneObject, around: Sequence[SceneObject]) -> tuple[float, float]:
     """The spot nearest ``centre_xy`` (on a 3 cm grid, up to 6 cm off) where ``obj`` keeps ``SPOT_CLEAR_M`` from
     every object in ``around``; the centre itself when none is clear."""
-    r = max(obj.size_m[0], obj.size_m[1]) / 2
+    r = ft.width_m(obj) / 2
     spots = sorted(((centre_xy[0] + dx, centre_xy[1] + dy) for dx in SPOT_STEPS_M for dy in SPOT_STEPS_M),
                    key=lambda s: math.dist(s, centre_xy))
     for s in spots:
-        if all(math.dist(s, o.position_m[:2]) >= r + max(o.size_m[0], o.size_m[1]) / 2 + SPOT_CLEAR_M
+        if all(math.dist(s, o.position_m[:2]) >= r + ft.width_m(o) / 2 + SPOT_CLEAR_M
                for o in around):
             return s
     return centre_xy
@@ -121,7 +141,7 @@ def container_spot(box: SceneObject, obj: SceneObject, slot: int | None, n: int,
         return (cx, cy)
     size = box.size_m  # the world-aligned extent: its longer side is the row's direction
     long_axis = np.array([1.0, 0.0]) if size[0] >= size[1] else np.array([0.0, 1.0])
-    half = max(size[0], size[1]) / 2 - WALL_M - max(obj.size_m[0], obj.size_m[1]) / 2
+    half = max(size[0], size[1]) / 2 - WALL_M - ft.width_m(obj) / 2 - CELL_MARGIN_M
     offsets = np.linspace(half, -half, n) if n > 1 else np.zeros(1)
     off = float(offsets[min(slot, n - 1)])
     return (cx + off * float(long_axis[0]), cy + off * float(long_axis[1]))
@@ -166,11 +186,14 @@ def into_container(arm: str, obj: SceneObject, box: SceneObject, subtask: Subtas
 def descend_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z: float,
                  rim_z: float) -> list[SkillCall]:
     """Place an object held from above at ``spot_xy`` on the floor, its straight descent starting clear of the
-    rim; where the arm cannot get above it, the descent starts lower (inside the opening), then the spot moves a
-    little along x and y."""
+    rim; where the arm cannot get above it, the descent starts lower (inside the opening), then the object is
+    turned about its axis (a grasp that leans puts the hand off the object's axis: turned, the hand comes nearer
+    the arm), then the spot moves a little along x and y."""
     pre = rim_z + RIM_CLEAR_M - floor_z
     target = [spot_xy[0], spot_xy[1], floor_z + RELEASE_GAP_M]
     others = [CallVariant(args={"pre_dis": p}) for p in (pre - 0.03, pre - 0.05) if p > 0.02]
+    others += [CallVariant(target_pose=[*target, *yaw_quat(yaw)], args={"constrain": "align", "pre_dis": pre})
+               for yaw in PLACE_YAWS_RAD]
     others += [CallVariant(target_pose=[spot_xy[0] + dx, spot_xy[1] + dy, target[2]], args={"pre_dis": p})
                for dx, dy in ((-0.035, 0.0), (0.035, 0.0), (0.0, 0.03), (0.0, -0.03))
                for p in (pre, max(0.03, pre - 0.05))]
