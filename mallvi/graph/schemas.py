@@ -294,6 +294,13 @@ class ActorReport(_Model):
     failed_stage: AgentName | None = None
     failed_step: FailedStep | None = None  # the call that failed (also a refusal before anything moved)
 
+    def only_homing_failed(self) -> bool:
+        """Whether the call that failed is an arm's way home (``back_to_origin``): the Actor stops at the first call
+        none of whose ways worked, so every call before it did its work, and the scene may show the subtask done."""
+        ran = [c for c in self.commands if not c.args.get("recovery")]
+        return (not self.ok and bool(ran) and ran[-1].skill == "back_to_origin" and not ran[-1].ok
+                and self.failed_step is not None and self.failed_step.skill == "back_to_origin")
+
 
 class Verdict(_Model):
     """The Reflector's judgement of one subtask attempt; ``failed_step`` carries the Actor's failed call, if that

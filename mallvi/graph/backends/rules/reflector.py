@@ -46,7 +46,7 @@ class RulesReflector:
                 blamed = "grounder"  # the object was pushed or dropped: find it again before retrying
             failure = Verdict(verdict="failure", failure_category="execution_failed", blamed_agent=blamed,
                               explanation=report.message, failed_step=report.failed_step)
-            if not _only_homing_failed(report):
+            if not report.only_homing_failed():
                 return failure
             # everything up to the way home worked: what the scene shows decides (the arm is not home yet; the
             # next subtask's first motion, or its retry's parking, starts from where it is)
@@ -121,13 +121,6 @@ class RulesReflector:
 
 
 ALIGN_M = 0.15  # a fresh detection this close to where an object is expected is that object
-
-
-def _only_homing_failed(report: ActorReport) -> bool:
-    """Whether the one command that failed (before any recovery) is an arm's way home after the others worked."""
-    first_bad = next((c for c in report.commands if not c.ok), None)
-    return first_bad is not None and first_bad.skill == "back_to_origin" and not first_bad.args.get("recovery") \
-        and report.failed_step is not None and report.failed_step.skill == "back_to_origin"
 
 
 def _group_member(subtask: Subtask) -> bool:
