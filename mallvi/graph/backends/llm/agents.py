@@ -5,12 +5,14 @@ Answers that name objects which do not exist are rejected (and re-asked), never 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.observation import Observation
 from mallvi.graph.agent_errors import NoStrategyLeftError, RefusalError
 from mallvi.graph.backends.backend_protocols import CallLog
@@ -46,11 +48,47 @@ def _failures_json(failures: Sequence[FailedAttempt]) -> str:
                        for f in failures[-8:]]) if failures else "none"
 
 
-def _objects_json(objs: list[SceneObject] | dict[str, SceneObject]) -> str:
+def _objects_json(objs: list[SceneObject] | dict[str, SceneObject], points: bool = False) -> str:
+    """Objects as the prompts show them; with ``points``, also each object's own-frame size and its named points
+    (grasp frames "cpN", functional points, parts), as the rules backend reads them."""
     items = objs.values() if isinstance(objs, dict) else objs
-    return json.dumps([{"id": o.id, "label": o.label, "color": o.color,
-                        "position_m": [round(v, 3) for v in o.position_m],
-                        "size_m": [round(v, 3) for v in o.size_m]} for o in items])
+    out = []
+    for o in items:
+        d: dict[str, object] = {"id": o.id, "label": o.label, "color": o.color,
+                                "position_m": [round(v, 3) for v in o.position_m],
+                                "size_m": [round(v, 3) for v in o.size_m]}
+        if points:
+            if o.box_m is not None:
+                d["box_m"] = [round(v, 3) for v in o.box_m]
+            if o.points:
+                d["points"] = {k: [round(v, 3) for v in p] for k, p in sorted(o.points.items())}
+                d["points_source"] = o.points_source
+        out.append(d)
+    return json.dumps(out)
+
+
+def _station_json(ctx: AgentContext) -> str:
+    """What the Station tells every backend: per arm whether its gripper holds something, how far it is open, its
+    end-effector pose [x, y, z, qw, qx, qy, qz] (world, m) and its reach over the table; the action space the
+    Actor executes. A reading a sensor cannot give is null."""
+    arms: dict[str, dict[str, object]] = {}
+    for arm in ARM_SIDES:
+        facts: dict[str, object] = {"holding": None, "gripper_opening": None, "ee_pose": None}
+        try:
+            if ctx.gripper_holding is not None:
+                facts["holding"] = bool(ctx.gripper_holding(arm))
+            if ctx.gripper_opening is not None:
+                facts["gripper_opening"] = round(float(ctx.gripper_opening(arm)), 3)
+            r = ctx.skills.get_arm_pose(arm)
+            if r.ok and "pose" in r.data:
+                facts["ee_pose"] = [round(float(v), 4) for v in r.data["pose"]]
+        except Exception:  # a sensor or driver fault: unknown, as on a rig without that sensor
+            pass
+        if arm in ctx.reach:
+            facts["reach"] = dataclasses.asdict(ctx.reach[arm])
+        arms[arm] = facts
+    return json.dumps({"arms": arms, "action_space": getattr(ctx, "action_space", "primitives"),
+                       "table_top_z": round(ctx.table_top_z, 4)})
 
 
 class DecomposerAnswer(BaseModel):
@@ -187,12 +225,15 @@ class LlmGrounder:
 
 
 def _missing_fields(skill: str, obj: str | None, target_pose: list[float] | None) -> list[str]:
-    """What a skill call lacks to be carried out: an object to act on, a 7-number target pose to place at."""
+    """What a skill call lacks to be carried out: an object to act on, a target pose to place at (3 or 7
+    numbers), 16 numbers for an end-effector action."""
     missing = []
     if skill in ("grasp_actor", "upright_actor", "place_actor") and not obj:
         missing.append("an object")
-    if skill in ("place_actor", "move_to_pose") and (target_pose is None or len(target_pose) != 7):
-        missing.append("a target_pose [x, y, z, qw, qx, qy, qz]")
+    if skill in ("place_actor", "move_to_pose") and (target_pose is None or len(target_pose) not in (3, 7)):
+        missing.append("a target_pose [x, y, z] or [x, y, z, qw, qx, qy, qz]")
+    if skill == "execute_ee_action" and (target_pose is None or len(target_pose) != 16):
+        missing.append("a target_pose of 16 numbers (left xyz, quaternion, gripper, right xyz, quaternion, gripper)")
     return missing
 
 
@@ -223,9 +264,10 @@ class LlmThinker:
         initial = scene.initial or scene.objects
         tall = sorted(o.id for o in localized.values() if tall_at_first(o, initial))
         lying = sorted(o.id for o in localized.values() if lies_on_side(o, first_seen(o, initial)))
-        user = (f"Subtask: {subtask.model_dump_json()}\nLocalised objects: {_objects_json(localized)}\n"
-                f"Table top z: {ctx.table_top_z:.3f}\nAttempt: {attempt + 1}\n"
+        user = (f"Subtask: {subtask.model_dump_json()}\nLocalised objects: {_objects_json(localized, points=True)}\n"
+                f"Table top z: {ctx.table_top_z:.3f}\nStation: {_station_json(ctx)}\nAttempt: {attempt + 1}\n"
                 f"Last failure: {feedback or 'none'}{_kind_note(failed)}\n"
+                f"Other objects in the scene: {_objects_json([o for o in scene.objects if o.id not in localized])}\n"
                 f"Remembered first scan: {_objects_json(scene.initial)}\n"
                 f"Tall objects (pick up with upright_actor): {tall or 'none'}\n"
                 f"Lying on their side now: {lying or 'none'}\n"
@@ -252,7 +294,8 @@ class LlmReflector:
 
         user = (f"Subtask: {subtask.model_dump_json()}\nPost-condition: {[str(p) for p in subtask.post]}\n"
                 f"Actor feedback: {report.message}; commands: {[c.model_dump() for c in report.commands]}\n"
-                f"Before: {_objects_json(before)}\nAfter: {_objects_json(after)}")
+                f"Before: {_objects_json(before, points=True)}\nAfter: {_objects_json(after, points=True)}\n"
+                f"Station: {_station_json(ctx)}")
         return self.client.ask("reflector", load_prompt("reflector"), user, Verdict, log, images=[obs.rgb],
                                check=check)
 

@@ -1,0 +1,147 @@
+"""Every Tier 2 and Tier 3 task through the agent graph, from the benchmark's own instruction, with simulator
+perception: one fixed seed each succeeds by the task's own check, the graph's verdict agrees with it, and the llm
+backend, answered by an endpoint that replays the rules backend's own answers in the llm schemas, carries out the
+same skill calls to the same outcome (a valid answer is never refused or executed differently).
+
+The replay endpoint is recorded live: the rules run's backends are wrapped so that each answer is written down, in
+call order per agent, as the llm backend's answer schema would carry it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mallvi.bench.bench_config import BenchConfig
+from mallvi.bench.runner import run_bench
+from mallvi.bench.tiers import FINE_TASKS, PLANNING_TASKS
+from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.backends import factory
+from mallvi.graph.backends.backend_protocols import AgentBackends
+from mallvi.graph.backends.rules import rules_backends
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fixtures
+from tests.fixtures.graph_openai_server import FakeOpenAIServer
+
+#: (tier, task, seed): a seed of each task the graph solves (a regression check; the rates are measured by
+#: `mallvi bench`, on other seeds)
+SEED = 1500000
+CASES = [("planning", t, SEED) for t in PLANNING_TASKS] + [("fine", t, SEED) for t in FINE_TASKS]
+
+
+class Recorder:
+    """Rules backends whose answers are also written down, per agent, as the llm backend's schemas carry them."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, list[str]] = {}
+
+    def _keep(self, agent: str, answer: dict[str, Any]) -> None:
+        self.answers.setdefault(agent, []).append(json.dumps(answer))
+
+    def backends(self) -> AgentBackends:
+        rules = rules_backends()
+        keep = self._keep
+
+        class Decomposer:
+            def decompose(self, instruction: str, scene: Any, log: Any) -> Any:
+                try:
+                    plan = rules.decomposer.decompose(instruction, scene, log)
+                except AgentError as e:
+                    keep("decomposer", {"subtasks": [], "goal": [], "refusal": str(e)})
+                    raise
+                keep("decomposer", {"subtasks": [s.model_dump(mode="json") for s in plan.subtasks],
+                                    "goal": [p.model_dump(mode="json") for p in plan.goal]})
+                return plan
+
+        class Descriptor:
+            def describe(self, obs: Any, ctx: Any, previous: Any, log: Any) -> Any:
+                scene = rules.descriptor.describe(obs, ctx, previous, log)
+                keep("descriptor", {"objects": [{"id": o.id, "label": o.label, "color": o.color}
+                                                for o in scene.objects],
+                                    "relations": [p.model_dump(mode="json") for p in scene.relations]})
+                return scene
+
+        class Perceptor:
+            def focus(self, subtask: Any, bindings: Any, scene: Any, log: Any) -> Any:
+                ids = rules.perceptor.focus(subtask, bindings, scene, log)
+                keep("perceptor", {"focus": list(ids)})
+                return ids
+
+        class Grounder:
+            def choose(self, subtask: Any, focus: Any, scene: Any, candidates: Any, attempt: int, log: Any) -> Any:
+                chosen = rules.grounder.choose(subtask, focus, scene, candidates, attempt, log)
+                keep("grounder", {"choices": {oid: candidates[oid].index(det) for oid, det in chosen.items()}})
+                return chosen
+
+        class Thinker:
+            def think(self, subtask: Any, localized: Any, scene: Any, attempt: int, feedback: Any, ctx: Any,
+                      log: Any, failed: Any = None, failures: Any = ()) -> Any:
+                try:
+                    plan = rules.thinker.think(subtask, localized, scene, attempt, feedback, ctx, log, failed,
+                                               failures)
+                except AgentError as e:  # a model says so with no calls
+                    keep("thinker", {"calls": [], "rationale": str(e)})
+                    raise
+                keep("thinker", plan.model_dump(mode="json"))
+                return plan
+
+        class Reflector:
+            def reflect(self, subtask: Any, report: Any, before: Any, obs: Any, ctx: Any, log: Any) -> Any:
+                verdict = rules.reflector.reflect(subtask, report, before, obs, ctx, log)
+                keep("reflector", verdict.model_dump(mode="json"))
+                return verdict
+
+        return AgentBackends(decomposer=Decomposer(), descriptor=Descriptor(), perceptor=Perceptor(),
+                             grounder=Grounder(), thinker=Thinker(), reflector=Reflector())
+
+
+def _episode(out: Path, tier: str, task: str, seed: int, **cfg: Any) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """The episode's record and the skill calls its Actor ran (arm, skill, arguments, ok), in order."""
+    config = BenchConfig(tier=tier, tasks=(task,), episodes=1, seed_start=seed, agent="mallvi", perception="sim",
+                         **cfg)
+    run_bench(config, out, workers=1)
+    record = json.loads((out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    calls = []
+    with open(out / "traces" / task / str(seed) / "events.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            e = json.loads(line)
+            if e.get("kind") == "actor_command":
+                calls.append((e["arm"], e["skill"], json.dumps(e["args"], sort_keys=True), e["ok"]))
+    return record, calls
+
+
+def _replayed(srv: FakeOpenAIServer, recorder: Recorder) -> Callable[[], dict[str, int]]:
+    for agent, answers in recorder.answers.items():
+        srv.script.add(agent, *answers)
+        srv.script.defaults[agent] = json.dumps({"error": f"the rules backend gave {agent} no further answer"})
+    return lambda: {a: len(q) for a, q in srv.script.queues.items() if q}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("tier", "task", "seed"), CASES, ids=[c[1] for c in CASES])
+def test_the_graph_solves_the_task_and_the_llm_backend_replays_it(tier: str, task: str, seed: int, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder()
+    monkeypatch.setattr(factory, "rules_backends", recorder.backends)
+    rules_record, rules_calls = _episode(tmp_path / "rules", tier, task, seed)
+    monkeypatch.undo()
+
+    assert rules_record["success"], f"{task} seed {seed}: {rules_record.get('failure_report')}"
+    assert rules_record["graph_success"] is True  # the graph's own verdict agrees with the task's check
+    assert rules_calls  # it acted
+
+    with FakeOpenAIServer() as srv:
+        left_over = _replayed(srv, recorder)
+        llm_record, llm_calls = _episode(tmp_path / "llm", tier, task, seed, backend="llm",
+                                         llm={"base_url": srv.base_url, "model": "text-model",
+                                              "vlm_model": "vision-model"})
+        asked = srv.script.agents_called()
+    assert llm_calls == rules_calls  # the same skill calls with the same arguments, in the same order
+    assert (llm_record["success"], llm_record["graph_success"]) == (True, True)
+    assert left_over() == {}  # every recorded answer was asked for ...
+    assert {a: asked.count(a) for a in set(asked)} == {a: len(v) for a, v in recorder.answers.items()}  # ... once
