@@ -145,3 +145,45 @@ def test_the_graph_solves_the_task_and_the_llm_backend_replays_it(tier: str, tas
     assert (llm_record["success"], llm_record["graph_success"]) == (True, True)
     assert left_over() == {}  # every recorded answer was asked for ...
     assert {a: asked.count(a) for a in set(asked)} == {a: len(v) for a, v in recorder.answers.items()}  # ... once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["handover_block", "handover_mic"])
+def test_a_handover_never_sets_the_object_on_the_table(task: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the first arm lifting the object until the other arm holds it alone, some gripper holds it at every
+    physics step and its lowest corner stays above the table: the hand-over happens in the air."""
+    from mallvi.sim_bridge.world import SimWorld
+
+    steps: list[dict[str, tuple[float, frozenset[str]]]] = []
+    table_z: list[float] = []
+    step = SimWorld.step
+
+    def watched(world: SimWorld, n_steps: int = 1) -> None:
+        step(world, n_steps)
+        table_z[:] = [world.table_top_z]
+        holders = {arm: world.holder.held_by(arm) for arm in ("left", "right")}
+        steps.append({name: (float(obj.corners_world()[:, 2].min()),
+                             frozenset(a for a, held in holders.items() if held == name))
+                      for name, obj in world.objects.items()})
+
+    monkeypatch.setattr(SimWorld, "step", watched)
+    record, _ = _episode(tmp_path, "planning", task, SEED)
+    assert record["success"] and record["graph_success"], record.get("failure_report")
+
+    def holders(name: str) -> list[frozenset[str]]:
+        return [s[name][1] for s in steps]
+
+    # the object handed over: held by one arm, later by the other
+    handed = [n for n in steps[0] if {"left", "right"} <= {a for arms in holders(n) for a in arms}]
+    assert len(handed) == 1, f"one object passes from one arm to the other, got {handed}"
+    name = handed[0]
+    track = [s[name] for s in steps]
+    first_held = next(i for i, (_, arms) in enumerate(track) if arms)
+    giver = next(iter(track[first_held][1]))
+    lifted = next(i for i in range(first_held, len(track)) if track[i][0] > table_z[0] + 0.02)
+    taken = next(i for i in range(lifted, len(track)) if track[i][1] == {"left", "right"} - {giver})
+    for i in range(lifted, taken + 1):
+        bottom, arms = track[i]
+        assert arms, f"step {i}: no gripper holds {name} between the lift and the hand-over"
+        assert bottom > table_z[0] + 0.005, f"step {i}: {name} is down at the table ({bottom:.3f} m)"

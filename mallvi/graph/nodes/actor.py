@@ -202,7 +202,7 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             break
     assert report is not None
     if not report.ok and report.failed_step is not None:
-        _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind))
+        _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind), report.failed_step.arm)
         report = report.model_copy(update={"commands": records})
     return {"actor_report": report}
 
@@ -279,13 +279,15 @@ def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
         ctx.emit("actor_command", arm=arm, skill="back_to_origin", args={"park": True}, ok=r.ok, message=r.message)
 
 
-def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord], kind: FailureKind | None = None) -> None:
+def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord], kind: FailureKind | None = None,
+             failed_arm: str | None = None) -> None:
     """After a failure: open the grippers used and send those arms home, so a retry starts from a known state.
 
-    After a refused motion (``KEEP_HOLD_KINDS``) an arm that holds an object keeps it and goes home with it: the
-    retry starts from the object in hand instead of wherever it would fall."""
+    An arm that holds an object keeps it and goes home with it after a refused motion (``KEEP_HOLD_KINDS``), and
+    whatever failed when the failed call was the other arm's (a hand-over whose taker missed): the retry starts
+    from the object in hand instead of wherever it would fall."""
     for arm in sorted(arms):
-        keep = kind in KEEP_HOLD_KINDS and _holds(ctx, arm)
+        keep = (kind in KEEP_HOLD_KINDS or (failed_arm is not None and arm != failed_arm)) and _holds(ctx, arm)
         for skill in ("back_to_origin",) if keep else ("open_gripper", "back_to_origin"):
             try:
                 r = ctx.skills.open_gripper(arm) if skill == "open_gripper" else ctx.skills.back_to_origin(arm)  # type: ignore[arg-type]
