@@ -2,6 +2,11 @@
 
 Planner output is untrusted: every malformed action becomes a failed ``SkillResult`` of kind ``BAD_PARAMETERS``
 with a message that goes back to the planner as feedback, never an exception.
+
+``semantics`` chooses the skills' behaviour: "mallvi" (our skills: a grasp lifts the object 5 cm and checks it is
+held; a Tier 3 action plans both arms and runs only if both can go) or "paper" (the original benchmark's, in
+``paper_skills``: a grasp neither lifts nor checks; the task may refuse a place (``BenchTask.place_refusal``); a
+Tier 3 action moves each arm that can go and stops at the first physics step where the task succeeds).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mallvi.bench import paper_skills
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.contracts.geometry import parse_arm
 from mallvi.contracts.skills import FailureKind, SkillResult
@@ -65,19 +71,20 @@ def action_name(action: Mapping[str, Any]) -> str | None:
     return ACTION_NAMES.get(aid)
 
 
-def execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResult:
-    """Run one Tier 2 action through ``world.skills`` (after the arm-allocation check for grasps).
+def execute_action(task: BenchTask, world: BenchWorld, action: Any, semantics: str = "mallvi") -> SkillResult:
+    """Run one Tier 2 action through ``world.skills`` (after the arm-allocation check for grasps) with the skill
+    ``semantics`` ("mallvi" or "paper", see the module's docstring).
 
     A skill that raises instead of returning a result is reported as a failed action (and logged).
     """
     try:
-        return _execute_action(task, world, action)
+        return _execute_action(task, world, action, semantics)
     except Exception as e:  # a skill bug must not end the episode unreported
         log.warning("skill raised on %r: %s: %s", action, type(e).__name__, e)
         return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT, raised=True)
 
 
-def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResult:
+def _execute_action(task: BenchTask, world: BenchWorld, action: Any, semantics: str = "mallvi") -> SkillResult:
     if not isinstance(action, Mapping):
         return SkillResult.failure(f"an action must be a JSON object, got {type(action).__name__}", BAD)
     name = action_name(action)
@@ -93,10 +100,12 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
     if unknown:
         return SkillResult.failure(f"{name} has no parameter(s) {', '.join(unknown)}", BAD)
     if name in BOTH_ARMS_ACTIONS and str(params.get("arm_tag", "")).strip().lower() == "both":
-        return _both_arms(task, world, action, params)
+        return _both_arms(task, world, action, params, semantics)
+    candidates = params.get("contact_point_id")
     try:
         arm = parse_arm(str(params.get("arm_tag", "")))
         kwargs = {k: _clean(k, v) for k, v in params.items() if k != "arm_tag"}
+        candidates = [int(c) for c in candidates] if isinstance(candidates, list) else None
     except (ValueError, TypeError) as e:
         return SkillResult.failure(f"{name}: {e}", BAD)
     skills = world.skills
@@ -108,11 +117,18 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
         refusal = task.allocation_refusal(world, actor, arm)
         if refusal is not None:
             return SkillResult.failure(refusal, FailureKind.WRONG_ARM, refused=True)
+        if semantics == "paper":
+            cp = kwargs.pop("contact_point_id", None)
+            return paper_skills.grasp_actor(world, actor, arm, contact_point_ids=candidates or
+                                            (None if cp is None else [cp]), **kwargs)  # fmt: skip
         return skills.grasp_actor(actor, arm, **kwargs)
     if name == "place_actor":
         actor = str(kwargs.pop("actor", ""))
         if "target_pose" not in kwargs:
             return SkillResult.failure("place_actor needs a target_pose", BAD)
+        refused = task.place_refusal(world, actor, kwargs["target_pose"]) if semantics == "paper" else None
+        if refused is not None:
+            return SkillResult.failure(refused, BAD, refused=True)
         return skills.place_actor(actor, arm, **kwargs)
     if name == "move_by_displacement":
         return skills.move_by_displacement(arm, **kwargs)
@@ -129,23 +145,38 @@ def _execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillRes
     return skills.get_arm_pose(arm)
 
 
-def _both_arms(task: BenchTask, world: BenchWorld, action: Mapping[str, Any], params: Mapping[str, Any]) -> SkillResult:
+def _both_arms(task: BenchTask, world: BenchWorld, action: Mapping[str, Any], params: Mapping[str, Any],
+               semantics: str = "mallvi") -> SkillResult:  # fmt: skip
     """``arm_tag: "both"``: the left arm's action, then the right's; fails with the first arm that fails."""
     for arm in ("left", "right"):
-        result = _execute_action(task, world, {**action, "parameters": {**params, "arm_tag": arm}})
+        result = _execute_action(task, world, {**action, "parameters": {**params, "arm_tag": arm}}, semantics)
         if not result.ok:
             return SkillResult(False, f"{arm} arm: {result.message}", result.data, result.kind)
     return SkillResult.success()
 
 
-def execute_ee_action(world: BenchWorld, action: Any) -> SkillResult:
-    """Run one Tier 3 action: 16 numbers [left xyz, quat wxyz, gripper, right xyz, quat wxyz, gripper]."""
+def execute_ee_action(world: BenchWorld, action: Any, semantics: str = "mallvi",
+                      task: BenchTask | None = None) -> SkillResult:  # fmt: skip
+    """Run one Tier 3 action: 16 numbers [left xyz, quat wxyz, gripper, right xyz, quat wxyz, gripper].
+
+    With ``semantics="paper"`` (``task`` needed: its success is checked every physics step) the numbers may hold
+    NaN: that arm stays, as every arm whose target cannot be planned does.
+    """
     if not isinstance(action, Sequence) or isinstance(action, str) or len(action) != 16:
         return SkillResult.failure("an end-effector action must be a list of 16 numbers", BAD)
     try:
         values = [float(v) for v in action]
     except (TypeError, ValueError):
         return SkillResult.failure("an end-effector action must contain numbers only", BAD)
+    if semantics == "paper":
+        if task is None:
+            raise ValueError("the paper semantics check the task's success every physics step: give the task")
+        try:
+            return paper_skills.ee_action(task, world, values)
+        except Exception as e:  # a skill bug must not end the episode unreported
+            log.warning("paper ee_action raised: %s: %s", type(e).__name__, e)
+            return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT,
+                                       raised=True)  # fmt: skip
     if not all(math.isfinite(v) for v in values):
         return SkillResult.failure("an end-effector action contains NaN or infinity", BAD)
     try:

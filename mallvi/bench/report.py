@@ -9,6 +9,7 @@ from typing import Any
 from mallvi.bench import anchors
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import cost_totals
+from mallvi.bench.fidelity import comparable
 from mallvi.bench.metrics import aggregate, mean_or_none
 from mallvi.bench.tiers import PAPER_IDS, PLANNING_INDEPENDENT, PLANNING_SEQUENTIAL
 
@@ -36,6 +37,7 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
             "cost": cost_totals(counted),
             "failures": [_failure(r) for r in counted if not r.get("success")],
             "randomization": randomization_summary(counted),
+            "comparable": comparable(cfg, task).to_json(),
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score
@@ -137,18 +139,18 @@ def write_report(
     return results
 
 
-MODE_NOTES = {
-    "mallvi": "mode mallvi: a failed motion plan is a failed action, reported to the planner",
-    "paper": "mode paper: as the original benchmark's code, a failed motion plan is reported as succeeded and every "
-    "later motion of the episode does nothing",
+PROTOCOL_NOTES = {
+    "paper": "protocol paper: the original benchmark's prompts, inputs, parsing and skills; a failed motion plan "
+    "freezes the episode as its code does",
+    "mallvi": "protocol mallvi: mallvi's own prompts, inputs and skills; not comparable with the paper",
 }
 
 
 def _mode_lines(cfg: BenchConfig) -> list[str]:
-    """Which single-agent mode produced the table (Tier 2 single-agent runs only)."""
-    if cfg.agent != "single" or cfg.tier != "planning":
+    """Which single-agent protocol produced the table (Tier 2 and 3 single-agent runs only)."""
+    if cfg.agent != "single" or cfg.tier == "grounding":
         return []
-    return [f"Single agent, {MODE_NOTES[cfg.single_mode]}.", ""]
+    return [f"Single agent, {PROTOCOL_NOTES[cfg.single_protocol]}.", ""]
 
 
 def _randomization_line(cfg: BenchConfig, tasks: dict[str, Any]) -> str:
@@ -159,6 +161,21 @@ def _randomization_line(cfg: BenchConfig, tasks: dict[str, Any]) -> str:
                  if (v.get("randomization") or {}).get("distractors")]  # fmt: skip
     text = "Domain randomisation: the original's per task (table texture, light colours, table height offset)"
     return text + (f"; distractors, mean per episode: {', '.join(cluttered)}." if cluttered else "; no clutter.")
+
+
+def _comparable_lines(tasks: dict[str, Any]) -> list[str]:
+    """Which rows can stand beside the paper's, and why the others cannot (``bench/fidelity.py``)."""
+    marks = {k: v["comparable"] for k, v in tasks.items() if v.get("comparable")}
+    yes = [k for k, m in marks.items() if m["comparable"]]
+    no: dict[str, list[str]] = {}
+    for k, m in marks.items():
+        if not m["comparable"]:
+            no.setdefault(m["why"], []).append(k)
+    lines = []
+    if yes:
+        lines.append(f"Comparable with the paper: {', '.join(yes)} (remaining differences: docs/benchmark.md).")
+    lines += [f"Not comparable ({why}): {', '.join(names)}." for why, names in no.items()]
+    return lines
 
 
 def _fmt(v: float | None, digits: int = 1) -> str:
@@ -189,7 +206,8 @@ def render_table(
     for task, t in tasks.items():
         ours = t["score"] if tier == "grounding" else (100.0 * t["success_rate"] if t["episodes"] else None)
         cells = [_fmt(anchors.task_scores(tier, m).get(task)) for m in shown]
-        lines.append(f"| {task} | {t['paper_id']} | {_fmt(ours)} | {t['episodes']} | " + " | ".join(cells) + " |")
+        mark = "" if t.get("comparable", {}).get("comparable", True) else " (not comparable)"
+        lines.append(f"| {task}{mark} | {t['paper_id']} | {_fmt(ours)} | {t['episodes']} | " + " | ".join(cells) + " |")
     if tier == "planning":
         for label, group in (("independent avg", PLANNING_INDEPENDENT), ("sequential avg", PLANNING_SEQUENTIAL)):
             ran = {k: v for k, v in tasks.items() if k in group}
@@ -201,6 +219,7 @@ def render_table(
     cells = [_fmt(anchors.tier_average(tier, m)) for m in shown]
     lines.append(f"| **tier average** | | {_fmt(tier_average(cfg, tasks))} | | " + " | ".join(cells) + " |")
     lines += ["", "The paper's averages cover all of its tasks; ours cover the tasks run here."]
+    lines += _comparable_lines(tasks)
     skipped = {k: v["skipped_seeds"] for k, v in tasks.items() if v["skipped_seeds"]}
     if skipped:
         lines.append("Seeds skipped because their scene could not be set up: " +

@@ -41,14 +41,16 @@ def register(sub: Any) -> None:
                    help="simulated fault level (default: none)")
     p.add_argument("--out", required=True, help="output folder; rerunning with the same folder resumes")
     p.add_argument("--no-images", action="store_true", help="do not store the head image of each episode")
-    p.add_argument("--single-mode", choices=["mallvi", "paper"], default="mallvi",
-                   help="single agent, Tier 2: 'paper' freezes the episode after a failed motion plan as the original "
-                        "benchmark's code does (default: mallvi, a failed plan is a failed action)")
+    p.add_argument("--single-protocol", choices=["paper", "mallvi"], default="paper",
+                   help="single agent (and the expert's skill semantics): 'paper' (default) as the original "
+                        "benchmark runs it, comparable with its table; 'mallvi': mallvi's own prompts, inputs and "
+                        "skills, not comparable (runs from before this option are 'mallvi')")
     p.add_argument("--randomization", choices=["original", "none"], default="original",
                    help="original (default): each task's table texture, light colours and distractors as the "
                         "original benchmark configures them; none: a plain, uncluttered table")
     p.add_argument("--example-images", metavar="DIR",
-                   help="single agent: a folder of <task>.png example images sent with every turn")
+                   help="single agent: a folder of <task>.png example images sent with every turn (paper protocol: "
+                        "instead of the ones mallvi ships)")
     p.add_argument("--no-reuse", action="store_true",
                    help="render every frame and scan every image afresh (same results, slower; for cost measurements)")
     p.add_argument("--json", action="store_true", help="print results.json on stdout instead of the table")
@@ -79,7 +81,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return BenchConfig(tier=tier, tasks=tasks, episodes=args.episodes, seed_start=args.seed_start,
                        agent=args.agent, backend=args.backend, perception=args.perception,
                        contingency=args.contingency, llm=llm, save_images=not args.no_images,
-                       single_mode=args.single_mode, reuse=not args.no_reuse,
+                       single_protocol=args.single_protocol, reuse=not args.no_reuse,
                        station=args.station, calibration=args.calibration,
                        randomization=args.randomization, agent_backends=agent_backends,
                        llm_timeout_s=args.llm_timeout, llm_decoding=args.llm_decoding)  # fmt: skip

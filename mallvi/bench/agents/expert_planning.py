@@ -24,6 +24,8 @@ BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards
 #: the planner's margin pass room there (from the lower one the toy's way in can clip a handle bar)
 BASKET_CLEAR_M = (0.035, 0.015)
 CAN_PRE_DIS_M = (0.16, 0.1)  # a can is lowered into the box from this high above its spot, in order (metres)
+#: under the original's semantics a place more than 0.1 m above the box's spot is refused: lower from just below
+CAN_PRE_DIS_PAPER_M = 0.095
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
 #: where the right arm may stand a bottle for the left arm, in order of preference (world x, y; metres)
 RELAY_SPOTS_XY = ((-0.01, -0.13), (-0.01, -0.07), (0.02, -0.13), (-0.04, -0.10), (-0.01, -0.01),
@@ -111,7 +113,11 @@ def _lower_straight_in(c: ExpertContext, can: str, arm: ArmSide, target: Sequenc
     home; True once it is let go there. place_actor's own descent runs along the grasp's approach: with a grasp
     slanted 35°, a 16 cm descent comes in 9 cm sideways, and into a corner 6 mm from the walls from outside the
     box, the can's bottom met the rim and shoved the box from under it."""
-    for height in CAN_PRE_DIS_M:
+    heights: tuple[float, ...] = CAN_PRE_DIS_M
+    if c.semantics == "paper":  # the task refuses a place far above the box's spots: only heights it takes
+        heights = tuple(h for h in heights if c.task.place_refusal(c.world, can, up(target, h)) is None) or (
+            CAN_PRE_DIS_PAPER_M,)
+    for height in heights:
         if c.holder(arm) != can:
             return False
         if not c.place(can, arm, up(target, height), is_open=False, pre_dis=0.0, dis=0.0):
