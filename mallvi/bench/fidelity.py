@@ -50,6 +50,10 @@ COMMON_PLANNING: tuple[Difference, ...] = (
                "original's models may grasp elsewhere.", "down"),
     Difference("A place of an object the arm does not hold is reported as failed; the original moves the arm "
                "anyway.", "up"),
+    Difference("arm_tag \"both\" moves the left arm, then the right; the original moves them together.", "either"),
+    Difference("Where the original's functional point 0 is a point ours numbers otherwise (the mug's handle, the "
+               "microphone's head), the place aims that point by shifting the target: exact when the object does "
+               "not turn.", "either"),
 )
 COMMON_FINE: tuple[Difference, ...] = (
     Difference("The info states our gripper height (0.13 m, end-effector pose to fingertips) instead of the "
@@ -63,18 +67,25 @@ TASKS: dict[str, tuple[tuple[Difference, ...], str | None]] = {
     "place_cans_plasticbox": ((
         Difference("Cans are cylinders (Ø0.07-0.08 m) and the box an open box of ours; its two spots (the info's "
                    "functional points, the refusal's reference) lie on a diagonal of its floor.", "either"),), None),
-    "blocks_cross_shape": ((), None),
+    "blocks_cross_shape": ((
+        Difference("Block centres start at least 0.08 m apart (the original's 0.10 m).", "either"),), None),
     "blocks_ranking_size": ((
         Difference("Every block starts anywhere in x ∈ [-0.28, 0.28]; the original draws red, green and blue in "
                    "the left, middle and right thirds first (nearer their goal order).", "down"),), None),
-    "blocks_ranking_rgb": ((), None),
-    "stack_blocks_three": ((), None),
+    "blocks_ranking_rgb": ((
+        Difference("No keep-out of |x| < 0.05 m and around (0, -0.1); a layout already solved is skipped (recorded), "
+                   "not drawn again.", "either"),), None),
+    "stack_blocks_three": ((
+        Difference("The blocks keep out of a 0.08 m disc around (0, -0.13) (the original: |x| ≥ 0.05 m and 0.15 m "
+                   "around (0, -0.1)).", "either"),), None),
     "stack_bowls_three": ((
         Difference("Bowls are Ø0.18 m (larger than the original's) and start at least 0.19 m apart.", "either"),),
         None),
     "handover_mic": ((
         Difference("The info's contact point lists and hand-over quaternions are the original's, for its "
-                   "microphone; ours has its own 14 contact points.", "down"),), None),
+                   "microphone; ours has its own 14 contact points.", "down"),
+        Difference("The receiver \"holds\" the microphone by simulator truth (between its closed fingers); the "
+                   "original asks for gripper contact and a closed command.", "either")), None),
     "handover_block": ((
         Difference("Block and pad start nearer the robot (block y ∈ [-0.08, 0.04], pad y ∈ [0, 0.05]; the "
                    "original's y ∈ [0, 0.25] and [0.15, 0.2]).", "up"),), None),
@@ -90,11 +101,16 @@ TASKS: dict[str, tuple[tuple[Difference, ...], str | None]] = {
                    "ours.", "either"),), None),
     "place_bread_skillet": ((
         Difference("Our skillet (Ø0.20 m, 0.12 m handle pointing outwards); the info's skillet poses follow the "
-                   "original's formula from our arms' poses.", "either"),), None),
-    "blocks_tower": ((), None),
+                   "original's formula from our arms' poses.", "either"),
+        Difference("A skillet pose whose pan or handle would stand in an arm's pedestal is drawn again.", "either")),
+        None),
+    "blocks_tower": ((
+        Difference("The two columns start at |x| ∈ [0.15, 0.25], y ∈ [-0.10, 0.05] (the original's |x| ∈ "
+                   "[0.20, 0.26], y ∈ [-0.05, 0.10]): nearer the robot.", "up"),), None),
     "put_bottles_dustbin": ((
         Difference("Our bin stands on the table at (-0.38, -0.05) with a 0.08 m rim (the original's on the floor "
-                   "beside a table shifted 0.3 m); the info's drop pose is ours.", "either"),
+                   "beside a table shifted 0.3 m); the info's drop pose is ours; bottles start at x ∈ [-0.15, 0.25], "
+                   "y ∈ [-0.15, 0.05] (the original's x ∈ [-0.25, 0.30], y ∈ [0.03, 0.16]).", "either"),
         Difference("The original's contact_point_id 0/1 grasp shift (±0.06 m) is not reproduced.", "down")),
         "the bin and the way bottles go into it differ from the original's"),
     "place_object_scale": ((
@@ -105,12 +121,16 @@ TASKS: dict[str, tuple[tuple[Difference, ...], str | None]] = {
         None),
     "place_bread_skillet_ee": ((
         Difference("Our skillet's handle points along x (the original's along -y): the info gives our handle's "
-                   "position and grasp orientation, and keeps the original's fixed place poses.", "either"),), None),
+                   "position and grasp orientation, and keeps the original's fixed place poses.", "either"),
+        Difference("A skillet pose whose pan or handle would stand in an arm's pedestal is drawn again.", "either")),
+        None),
     "grab_roller": ((
         Difference("Success needs both grippers closed and the roller held by an arm (our simulator attaches an "
                    "object to one gripper at a time); the original: both grippers closed and z > 0.8 m.", "either"),),
         None),
-    "stack_blocks_two": ((), None),
+    "stack_blocks_two": ((
+        Difference("The blocks keep out of a 0.08 m disc around (0, -0.13) (the original: |x| ≥ 0.05 m and 0.15 m "
+                   "around (0, -0.1)).", "either"),), None),
 }
 
 MALLVI_PROTOCOL = ("the single agent's mallvi protocol (mallvi's own prompt and inputs, grasps that lift and check, "
@@ -151,19 +171,24 @@ def comparable(cfg: BenchConfig, task: str) -> Comparability:
 _ARROW = {"up": "↑", "down": "↓", "either": "↕", "none": "–"}
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def markdown_table() -> str:
     """The fidelity table: every task's own differences (and the common ones once), with their direction."""
     lines = ["| task | comparable | remaining difference | score |", "|---|---|---|---|"]
     for d in COMMON:
-        lines.append(f"| every task | | {d.what} | {_ARROW[d.direction]} |")
+        lines.append(f"| every task | | {_cell(d.what)} | {_ARROW[d.direction]} |")
     for d in COMMON_PLANNING:
-        lines.append(f"| every Tier 2 task | | {d.what} | {_ARROW[d.direction]} |")
+        lines.append(f"| every Tier 2 task | | {_cell(d.what)} | {_ARROW[d.direction]} |")
     for d in COMMON_FINE:
-        lines.append(f"| every Tier 3 task | | {d.what} | {_ARROW[d.direction]} |")
+        lines.append(f"| every Tier 3 task | | {_cell(d.what)} | {_ARROW[d.direction]} |")
     for task, (own, blocker) in TASKS.items():
         mark = "yes" if blocker is None else f"no: {blocker}"
         if not own:
             lines.append(f"| {task} | {mark} | only the common ones | |")
         for i, d in enumerate(own):
-            lines.append(f"| {task if i == 0 else ''} | {mark if i == 0 else ''} | {d.what} | {_ARROW[d.direction]} |")
+            lines.append(f"| {task if i == 0 else ''} | {mark if i == 0 else ''} | {_cell(d.what)} | "
+                         f"{_ARROW[d.direction]} |")
     return "\n".join(lines) + "\n"

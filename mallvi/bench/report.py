@@ -163,6 +163,9 @@ def _randomization_line(cfg: BenchConfig, tasks: dict[str, Any]) -> str:
     return text + (f"; distractors, mean per episode: {', '.join(cluttered)}." if cluttered else "; no clutter.")
 
 
+NOT_COMPARABLE = "✗"
+
+
 def _comparable_lines(tasks: dict[str, Any]) -> list[str]:
     """Which rows can stand beside the paper's, and why the others cannot (``bench/fidelity.py``)."""
     marks = {k: v["comparable"] for k, v in tasks.items() if v.get("comparable")}
@@ -171,7 +174,7 @@ def _comparable_lines(tasks: dict[str, Any]) -> list[str]:
     for k, m in marks.items():
         if not m["comparable"]:
             no.setdefault(m["why"], []).append(k)
-    lines = []
+    lines = [f"{NOT_COMPARABLE} after our figure: not comparable with the paper's (why: below)."] if no else []
     if yes:
         lines.append(f"Comparable with the paper: {', '.join(yes)} (remaining differences: docs/benchmark.md).")
     lines += [f"Not comparable ({why}): {', '.join(names)}." for why, names in no.items()]
@@ -206,8 +209,8 @@ def render_table(
     for task, t in tasks.items():
         ours = t["score"] if tier == "grounding" else (100.0 * t["success_rate"] if t["episodes"] else None)
         cells = [_fmt(anchors.task_scores(tier, m).get(task)) for m in shown]
-        mark = "" if t.get("comparable", {}).get("comparable", True) else " (not comparable)"
-        lines.append(f"| {task}{mark} | {t['paper_id']} | {_fmt(ours)} | {t['episodes']} | " + " | ".join(cells) + " |")
+        mark = "" if t.get("comparable", {}).get("comparable", True) else f" {NOT_COMPARABLE}"
+        lines.append(f"| {task} | {t['paper_id']} | {_fmt(ours)}{mark} | {t['episodes']} | " + " | ".join(cells) + " |")
     if tier == "planning":
         for label, group in (("independent avg", PLANNING_INDEPENDENT), ("sequential avg", PLANNING_SEQUENTIAL)):
             ran = {k: v for k, v in tasks.items() if k in group}
