@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mallvi.bench.actions import execute_ee_action
-from mallvi.bench.agents.agent_protocols import EpisodeStats, Planner, PlanReply, TurnRecord
+from mallvi.bench.agents.agent_protocols import EpisodeStats, Planner, TurnRecord
 from mallvi.bench.agents.single_paper_prompt import EMPTY_FEEDBACK, HISTORY_TURNS
 from mallvi.bench.paper_actions import Outcome, parse_ee_item, run_action
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
@@ -44,13 +44,14 @@ def _items(chunk: Any) -> list[Any]:
 
 
 def _turn(planner: Planner, task: BenchTask, world: BenchWorld, history: Sequence[TurnRecord], turn: int,
-          stats: EpisodeStats, trace: TraceWriter) -> tuple[PlanReply, Any]:  # fmt: skip
+          stats: EpisodeStats, trace: TraceWriter) -> Any:  # fmt: skip
+    """One model call; the plan it gave, cut to the chunk ({} for an unusable reply)."""
     reply = planner.plan(task, world, list(history[-HISTORY_TURNS:]), turn)
     if reply.error is not None:
         stats.parse_errors += 1
         trace.emit("error", where="planner", message=f"turn {turn}: {reply.error}")
-    plan = {} if reply.error is not None else reply.plan
-    return reply, chunk_of(plan if plan is not None else reply.actions, task.chunk)
+        return {}
+    return chunk_of(reply.plan if reply.plan is not None else reply.actions, task.chunk)
 
 
 def run_planning_paper(task: BenchTask, world: BenchWorld, planner: Planner, trace: TraceWriter) -> EpisodeStats:
@@ -62,7 +63,7 @@ def run_planning_paper(task: BenchTask, world: BenchWorld, planner: Planner, tra
     planner.reset(task, world)
     for turn in range(task.max_turns):
         stats.turns += 1
-        _, chunk = _turn(planner, task, world, history, turn, stats, trace)
+        chunk = _turn(planner, task, world, history, turn, stats, trace)
         items = _items(chunk)
         lines: list[str] = [] if items else [EMPTY_FEEDBACK]
         for item in items:
@@ -99,7 +100,7 @@ def run_fine_paper(task: BenchTask, world: BenchWorld, planner: Planner, trace: 
     limit, turn, succeeded_actions = task.max_turns, 0, 0
     while (turn < limit or succeeded_actions <= FINE_MIN_ACTIONS) and turn < math.ceil(1.5 * limit):
         stats.turns += 1
-        _, chunk = _turn(planner, task, world, history, turn, stats, trace)
+        chunk = _turn(planner, task, world, history, turn, stats, trace)
         items = _items(chunk)
         lines: list[str] = [] if items else [EMPTY_FEEDBACK]
         for item in items:

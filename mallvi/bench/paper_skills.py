@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -185,9 +184,3 @@ def _track(task: BenchTask, world: BenchWorld, parts: SkillParts, plans: dict[Ar
         if task.check_success(world):
             return True
     return False
-
-
-def moved_arms(result: SkillResult) -> list[str]:
-    """The arms an ``ee_action`` result says went to their targets."""
-    stayed: dict[str, Any] = result.data.get("stayed") or {}
-    return [s for s in ARM_SIDES if s not in stayed]

@@ -34,7 +34,6 @@ from mallvi.bench.agents.single_paper_format import (
     f32,
     plist,
     pose_repr,
-    py,
     rounded,
 )
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
@@ -279,5 +278,3 @@ def assistant_info(task: BenchTask, world: BenchWorld, facts: EpisodeFacts) -> s
         raise ValueError(f"{task.name}: more values than the info text has places for")
     return text
 
-
-__all__ = ["GRIPPER_HEIGHT_M", "EpisodeFacts", "assistant_info", "episode_facts", "paper_data", "py"]
