@@ -113,6 +113,8 @@ def _run(task: BenchTask, world: BenchWorld, rules: TaskRules, action: Mapping[s
             pos_value = float(pos_value) if isinstance(pos_value, str) else pos_value
         except Exception as e:
             return Outcome(f"{verb} failed for {arm_tag} arm: {e}")
+        if isinstance(pos_value, int | float) and math.isfinite(pos_value):
+            pos_value = min(1.0, max(0.0, float(pos_value)))  # the original's gripper takes any value, clipped
         skill = world.skills.close_gripper if closing else world.skills.open_gripper
         return _motions(world, [arm_tag], frozen, verb, arm_tag, lambda a: skill(a, pos_value))
     if name == "back_to_origin":
