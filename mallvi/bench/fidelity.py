@@ -42,6 +42,8 @@ COMMON: tuple[Difference, ...] = (
                "original applies to most model families but not to GPT-family replies.", "up"),
     Difference("Example images are ours (our scene, start and a goal state the expert reached, the task's example "
                "reply), in the original's layout.", "either"),
+    Difference("The fixed poses and orientations the info gives (hand-over and middle poses, recommended "
+               "quaternions) are the original's, chosen for its robots; ours reach most, not all, of them.", "down"),
 )
 COMMON_PLANNING: tuple[Difference, ...] = (
     Difference("place_actor aligns only the object's yaw; pre_dis_axis, align_axis, actor_axis and "
