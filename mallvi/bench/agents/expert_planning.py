@@ -297,23 +297,53 @@ def hanging_mug(c: ExpertContext) -> None:
         if not _pick_mug_left(c):
             return
     c.do("back_to_origin", arm_tag="left")
-    # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
-    if all(c.pick("mug", arms=["right"], contact_point_id=0) is None for _ in range(2)):
-        return
+    for attempt in range(2):
+        # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
+        if all(c.pick("mug", arms=["right"], contact_point_id=0) is None for _ in range(2)):
+            return
+        if _hang_held_mug(c):
+            c.do("open_gripper", arm_tag="right")
+            c.do("move_by_displacement", arm_tag="right", z=0.03)
+            c.do("back_to_origin", arm_tag="right")
+            return
+        # neither way onto the hook from this grasp: set the mug down in the middle half a turn round, take it again
+        if attempt == 1 or c.holder("right") != "mug" or not _mug_down_turned(c, z0):
+            break
+        c.do("back_to_origin", arm_tag="right")
+    if c.holder("right") == "mug":
+        c.do("open_gripper", arm_tag="right")
+    c.do("back_to_origin", arm_tag="right")
+
+
+def _hang_held_mug(c: ExpertContext) -> bool:
+    """The right arm (holding the mug) brings its handle beyond the hook's tip, as held or turned so the handle
+    points to the rod's other side, and threads it onto the rod with a straight move along it; True once there."""
     hook, tip = point(c.world, "rack", "hook"), point(c.world, "rack", "hook_tip")
     along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
-    offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
     start = hook + 0.085 * along  # the handle clear of the rack (the planner sees it as its bounding box)
-    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0,
-                   is_open=False) and not _mug_turned_to_hook_start(c, start, offset):  # fmt: skip
-        c.do("open_gripper", arm_tag="right")
-        c.do("back_to_origin", arm_tag="right")
-        return
-    dx, _, dz = vec(hook - start)
-    c.do("move_by_displacement", arm_tag="right", x=dx, z=dz)
-    c.do("open_gripper", arm_tag="right")
-    c.do("move_by_displacement", arm_tag="right", z=0.03)
-    c.do("back_to_origin", arm_tag="right")
+    for turned in (False, True):
+        if c.holder("right") != "mug":
+            return False
+        offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
+        if turned:
+            at_start = _mug_turned_to_hook_start(c, start, offset)
+        else:
+            at_start = c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0,
+                               is_open=False)  # fmt: skip
+        if not at_start:
+            continue
+        dx, _, dz = vec(hook - point(c.world, "mug", "handle"))
+        if c.do("move_by_displacement", arm_tag="right", x=dx, z=dz).ok:
+            return True
+    return False
+
+
+def _mug_down_turned(c: ExpertContext, z0: float) -> bool:
+    """Set the mug the right arm holds down in the middle turned by half a turn (else a quarter either way)."""
+    q = c.world.objects["mug"].pose.q
+    yaw_now = 2.0 * math.atan2(float(q[3]), float(q[0]))
+    return any(c.place("mug", "right", [0.03, -0.05, z0, *_yaw_quat(yaw_now + d)])
+               for d in (math.pi, math.pi / 2, -math.pi / 2))  # fmt: skip
 
 
 def _mug_turned_to_hook_start(c: ExpertContext, start: NDArray[np.float64], offset: NDArray[np.float64]) -> bool:
