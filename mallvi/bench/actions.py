@@ -2,8 +2,13 @@
 
 Planner output is untrusted: every malformed action becomes a failed ``SkillResult`` of kind ``BAD_PARAMETERS``
 with a message that goes back to the planner as feedback, never an exception. Every argument is checked by the
-skills' shared whole-plan check (``robot_drivers.safety.skill_args``), and the episode loop checks a turn's whole
+skills' shared whole-plan check (``robot_drivers.safety.skill_args``), and the episode loops check a turn's whole
 chunk (``chunk_problem``) before its first action runs.
+
+``semantics`` chooses the skills' behaviour: "mallvi" (our skills: a grasp lifts the object 5 cm and checks it is
+held; a Tier 3 action plans both arms and runs only if both can go) or "paper" (the original benchmark's, in
+``paper_skills``: a grasp neither lifts nor checks; the task may refuse a place (``BenchTask.place_refusal``); a
+Tier 3 action moves each arm that can go and stops at the first physics step where the task succeeds).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mallvi.bench import paper_skills
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.contracts.geometry import parse_arm
 from mallvi.contracts.skills import FailureKind, SkillResult
@@ -68,8 +74,9 @@ def action_name(action: Mapping[str, Any]) -> str | None:
     return ACTION_NAMES.get(aid)
 
 
-def execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResult:
-    """Run one Tier 2 action through ``world.skills`` (after the arm-allocation check for grasps).
+def execute_action(task: BenchTask, world: BenchWorld, action: Any, semantics: str = "mallvi") -> SkillResult:
+    """Run one Tier 2 action through ``world.skills`` (after the arm-allocation check for grasps) with the skill
+    ``semantics`` ("mallvi" or "paper", see the module's docstring).
 
     Its arguments are checked whole first (``action_problem``). A skill that raises instead of returning a result
     is reported as a failed action (and logged).
@@ -81,8 +88,9 @@ def execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResu
         bad = _calls_problem(world, calls)
         if bad is not None:
             return bad
+        candidates = _contact_candidates(action) if semantics == "paper" else None
         for name, kwargs in calls:
-            result = _run_call(task, world, name, kwargs)
+            result = _run_call(task, world, name, kwargs, semantics, candidates)
             if len(calls) > 1 and not result.ok:  # arm_tag "both": say which arm failed
                 return SkillResult(False, f"{kwargs['arm_tag']} arm: {result.message}", result.data, result.kind)
             if not result.ok or len(calls) == 1:
@@ -91,6 +99,14 @@ def execute_action(task: BenchTask, world: BenchWorld, action: Any) -> SkillResu
     except Exception as e:  # a skill bug must not end the episode unreported
         log.warning("skill raised on %r: %s: %s", action, type(e).__name__, e)
         return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT, raised=True)
+
+
+def _contact_candidates(action: Mapping[str, Any]) -> list[int] | None:
+    """A grasp's list of contact points (the original API tries each in turn), or None for one or none."""
+    value = (action.get("parameters") or {}).get("contact_point_id")
+    if not isinstance(value, list):
+        return None
+    return [int(c) for c in value]
 
 
 def prepare_action(action: Any) -> list[tuple[str, dict[str, Any]]] | SkillResult:
@@ -138,41 +154,78 @@ def action_problem(world: BenchWorld, action: Any) -> SkillResult | None:
     return calls if isinstance(calls, SkillResult) else _calls_problem(world, calls)
 
 
-def chunk_problem(world: BenchWorld, actions: Sequence[Any], fine: bool = False) -> tuple[int, SkillResult] | None:
+def chunk_problem(world: BenchWorld, actions: Sequence[Any], fine: bool = False,
+                  semantics: str = "mallvi") -> tuple[int, SkillResult] | None:
     """The first action of a chunk (its 0-based index) that must not run and why, checked for every action before
     the first runs (Tier 3: each 16-number action; ``fine``); None when all are well formed."""
     for i, action in enumerate(actions):
-        bad = ee_action_problem(action) if fine else action_problem(world, action)
+        bad = ee_action_problem(action, still_arms=semantics == "paper") if fine else action_problem(world, action)
         if bad is not None:
             return i, bad
     return None
 
 
-def ee_action_problem(action: Any) -> SkillResult | None:
+#: an arm's 8 numbers that stand for "this arm stays" in the check (the paper semantics' NaN arm)
+_STILL_ARM = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def ee_action_problem(action: Any, still_arms: bool = False) -> SkillResult | None:
     """Why a Tier 3 action (16 numbers) must not run: its length, a NaN, a non-unit quaternion, a gripper
-    opening outside 0..1; or None."""
+    opening outside 0..1; or None. With ``still_arms`` (the paper semantics) an arm whose 8 numbers hold a NaN
+    stays where it is and is not checked further."""
+    if still_arms and isinstance(action, Sequence) and not isinstance(action, str) and len(action) == 16:
+        def nan(v: Any) -> bool:
+            return isinstance(v, float) and math.isnan(v)
+
+        action = [*(_STILL_ARM if any(nan(v) for v in action[:8]) else action[:8]),
+                  *(_STILL_ARM if any(nan(v) for v in action[8:]) else action[8:])]
     bad = check_call("execute_ee_action", {"action": action})
     return None if bad is None else bad.result()
 
 
-def _run_call(task: BenchTask, world: BenchWorld, name: str, kwargs: dict[str, Any]) -> SkillResult:
-    """One checked skill call; a grasp passes the task's arm-allocation rule first."""
+def _run_call(task: BenchTask, world: BenchWorld, name: str, kwargs: dict[str, Any], semantics: str = "mallvi",
+              candidates: list[int] | None = None) -> SkillResult:
+    """One checked skill call; a grasp passes the task's arm-allocation rule first. With the paper semantics a
+    grasp tries ``candidates`` (else its one contact point) and does not lift, and the task may refuse a place."""
     if name == "grasp_actor":
         refusal = task.allocation_refusal(world, str(kwargs["actor"]), kwargs["arm_tag"])
         if refusal is not None:
             return SkillResult.failure(refusal, FailureKind.WRONG_ARM, refused=True)
+        if semantics == "paper":
+            rest = dict(kwargs)
+            cp = rest.pop("contact_point_id", None)
+            return paper_skills.grasp_actor(world, contact_point_ids=candidates or (None if cp is None else [cp]),
+                                            **rest)
+    if name == "place_actor" and semantics == "paper":
+        refused = task.place_refusal(world, str(kwargs["actor"]), kwargs["target_pose"])
+        if refused is not None:
+            return SkillResult.failure(refused, BAD, refused=True)
     result: SkillResult = getattr(world.skills, name)(**kwargs)
     return result
 
 
-def execute_ee_action(world: BenchWorld, action: Any) -> SkillResult:
-    """Run one Tier 3 action: 16 numbers [left xyz, quat wxyz, gripper, right xyz, quat wxyz, gripper]."""
+def execute_ee_action(world: BenchWorld, action: Any, semantics: str = "mallvi",
+                      task: BenchTask | None = None) -> SkillResult:  # fmt: skip
+    """Run one Tier 3 action: 16 numbers [left xyz, quat wxyz, gripper, right xyz, quat wxyz, gripper].
+
+    With ``semantics="paper"`` (``task`` needed: its success is checked every physics step) the numbers may hold
+    NaN: that arm stays, as every arm whose target cannot be planned does.
+    """
     if not isinstance(action, Sequence) or isinstance(action, str) or len(action) != 16:
         return SkillResult.failure("an end-effector action must be a list of 16 numbers", BAD)
     try:
         values = [float(v) for v in action]
     except (TypeError, ValueError):
         return SkillResult.failure("an end-effector action must contain numbers only", BAD)
+    if semantics == "paper":
+        if task is None:
+            raise ValueError("the paper semantics check the task's success every physics step: give the task")
+        try:
+            return paper_skills.ee_action(task, world, values)
+        except Exception as e:  # a skill bug must not end the episode unreported
+            log.warning("paper ee_action raised: %s: %s", type(e).__name__, e)
+            return SkillResult.failure(f"the skill raised {type(e).__name__}: {e}", FailureKind.DEVICE_FAULT,
+                                       raised=True)  # fmt: skip
     if not all(math.isfinite(v) for v in values):
         return SkillResult.failure("an end-effector action contains NaN or infinity", BAD)
     try:

@@ -12,9 +12,10 @@ from mallvi.config import RunConfig
 AgentName = Literal["mallvi", "mallvi-no-reflector", "single", "expert"]
 AGENT_NAMES: tuple[AgentName, ...] = ("mallvi", "mallvi-no-reflector", "single", "expert")
 CONTINGENCY_LEVELS = ("none", "easy", "medium", "hard")
-#: how the single agent's Tier 2 episodes treat a failed motion plan: "mallvi" reports it as a failed action;
-#: "paper" does what the original benchmark's code does (reports success, then every later motion does nothing)
-SINGLE_MODES = ("mallvi", "paper")
+#: the single agent's protocol: "paper" runs it as the original benchmark's evaluation does (its prompts, images,
+#: parsing, freeze after a failed motion plan and skill semantics; the expert gets the same skill semantics);
+#: "mallvi" is mallvi's own variation (not comparable with the paper; see docs/benchmark.md)
+SINGLE_PROTOCOLS = ("paper", "mallvi")
 #: a task's domain randomisation: "original" as the original benchmark's task config, "none" a plain table
 RANDOMIZATIONS = ("original", "none")
 #: the agents that look at images: the single agent, and the graph's Descriptor and Reflector (the vision model)
@@ -47,7 +48,8 @@ class BenchConfig:
         contingency: fault-injection level of the simulator ("none" = off).
         llm: base_url / model / vlm_model / api_key_env for llm backends and the single agent.
         save_images: store the head image of every episode in its trace.
-        single_mode: "mallvi" or "paper" (see ``SINGLE_MODES``); only the single agent's Tier 2 runs differ.
+        single_protocol: "paper" or "mallvi" (see ``SINGLE_PROTOCOLS``): the single agent's protocol and the skill
+            semantics of the single agent and the expert.
         reuse: reuse a camera frame of an unchanged scene and a scan of an unchanged frame (``bench/reuse.py``);
             results are the same either way, only faster (off only to measure what it saves).
         station: "sim" (the simulator's Station) or "twin" (the rig's Station on the simulated twin; the graph
@@ -74,7 +76,7 @@ class BenchConfig:
     contingency: str = "none"
     llm: dict[str, str] = field(default_factory=dict)
     save_images: bool = True
-    single_mode: str = "mallvi"
+    single_protocol: str = "paper"
     reuse: bool = True
     station: str = "sim"
     calibration: str | None = None
@@ -115,8 +117,9 @@ class BenchConfig:
             raise ValueError(
                 f"--randomization must be one of {', '.join(RANDOMIZATIONS)}, got {self.randomization!r}"
             )
-        if self.single_mode not in SINGLE_MODES:
-            raise ValueError(f"--single-mode must be one of {', '.join(SINGLE_MODES)}, got {self.single_mode!r}")
+        if self.single_protocol not in SINGLE_PROTOCOLS:
+            raise ValueError(f"--single-protocol must be one of {', '.join(SINGLE_PROTOCOLS)}, "
+                             f"got {self.single_protocol!r}")
         examples = self.llm.get("example_images")
         if examples and not os.path.isdir(examples):
             raise ValueError(f"--example-images {examples} is not a folder")
@@ -176,8 +179,9 @@ class BenchConfig:
         ident = {k: v for k, v in self.to_json().items() if k in ("tier", "seed_start", "agent", "backend",
                                                                  "perception", "contingency",
                                                                  "randomization")}  # fmt: skip
-        if self.single_mode != "mallvi":  # only when set, so folders written before the option still resume
-            ident["single_mode"] = self.single_mode
+        # only for the paper protocol, so folders written before it (mallvi's protocol, no key) still resume
+        if self.agent in ("single", "expert") and self.single_protocol == "paper":
+            ident["single_protocol"] = self.single_protocol
         if self.station != "sim":  # likewise
             ident["station"] = self.station
             ident["calibration_sha256"] = self.calibration_sha256  # the calibration's content, not only its path

@@ -14,6 +14,7 @@ from mallvi.bench.agents.agent_protocols import EpisodeStats
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import CostClock, cost_record, instrument_agent, instrument_world, thread_queue_s
 from mallvi.bench.loop import run_fine, run_grounding, run_planning
+from mallvi.bench.loop_paper import run_fine_paper, run_planning_paper
 from mallvi.bench.reuse import reuse_renders, reuse_scans
 from mallvi.bench.tasks import BenchTask, get_task
 from mallvi.bench.tasks.grounding import GroundingTask
@@ -34,7 +35,7 @@ def make_agent(cfg: BenchConfig, task: BenchTask) -> Any:
     if cfg.agent == "expert":
         from mallvi.bench.agents.expert import ExpertAgent
 
-        return ExpertAgent()
+        return ExpertAgent(semantics=cfg.single_protocol)
     if cfg.agent == "single":
         from mallvi.bench.agents.single_agent import SingleAgent
 
@@ -189,13 +190,13 @@ def _act(cfg: BenchConfig, task: BenchTask, world: Any, trace: TraceWriter, cloc
             score = task.score(world, stats.answers)
             return _stats_record(stats, success=score >= 100.0 - 1e-9, score=score, truth=task.truth(world),
                                  **_llm_calls(agent))
+        paper = cfg.agent == "single" and cfg.single_protocol == "paper"
         if hasattr(agent, "run_episode"):
             stats = agent.run_episode(task, world, trace)
         elif task.tier == "fine":
-            stats = run_fine(task, world, agent, trace)
+            stats = (run_fine_paper if paper else run_fine)(task, world, agent, trace)
         else:
-            freeze = cfg.agent == "single" and cfg.single_mode == "paper"
-            stats = run_planning(task, world, agent, trace, freeze_after_plan_failure=freeze)
+            stats = (run_planning_paper if paper else run_planning)(task, world, agent, trace)
         evaluation = task.evaluate(world)
         rec = _stats_record(stats, success=evaluation.success, score=None, **_llm_calls(agent))
         if not evaluation.success:  # which condition failed, by how much (ManiSkill's ``evaluate`` style)

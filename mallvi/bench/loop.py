@@ -1,6 +1,8 @@
 """The benchmark's episode loops: Tier 1 answering, Tier 2 turns with chunks, Tier 3 EE-action turns.
 
-A turn's chunk is checked whole (every argument of every action) before its first action runs.
+These are mallvi's loops (the single agent's "mallvi" protocol): a turn's chunk is checked whole (every argument of
+every action) before its first action runs; a failed action is reported with our skill's reason and the model may
+try again. The original benchmark's loops, which the single agent runs by default, are in ``loop_paper``.
 """
 
 from __future__ import annotations
@@ -13,21 +15,12 @@ from mallvi.bench.actions import action_name, chunk_problem, execute_action, exe
 from mallvi.bench.agents.agent_protocols import EpisodeStats, GroundingAnswerer, Planner, TurnRecord
 from mallvi.bench.tasks.grounding import GroundingTask
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
-from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.contracts.skills import SkillResult
 from mallvi.tracing.trace import TraceWriter
 
 HISTORY_TURNS = 3
 #: Tier 3 keeps going past the turn limit while at most this many actions have run (up to 1.5× the limit)
 FINE_MIN_ACTIONS = 12
-#: failures that are a failed motion plan (no IK solution, no path), by their kind
-PLAN_FAILURE_KINDS = frozenset({FailureKind.UNREACHABLE, FailureKind.NO_PLAN})
-#: actions that still act in a frozen episode (they move nothing)
-_FROZEN_STILL_RUN = frozenset({"get_arm_pose"})
-
-
-def is_plan_failure(result: SkillResult) -> bool:
-    """Whether a failed action failed because no motion could be planned."""
-    return not result.ok and result.kind in PLAN_FAILURE_KINDS
 
 
 def run_grounding(task: GroundingTask, world: BenchWorld, agent: GroundingAnswerer, trace: TraceWriter) -> EpisodeStats:
@@ -44,18 +37,9 @@ def run_grounding(task: GroundingTask, world: BenchWorld, agent: GroundingAnswer
     return stats
 
 
-def run_planning(
-    task: BenchTask, world: BenchWorld, planner: Planner, trace: TraceWriter, freeze_after_plan_failure: bool = False
-) -> EpisodeStats:
-    """Tier 2: each turn one plan, only its first ``chunk`` actions run; stop at success or the turn limit.
-
-    ``freeze_after_plan_failure`` is the original benchmark's behaviour ("paper" mode): the action whose motion
-    could not be planned is reported as succeeded, and from then on every action reports success and moves
-    nothing. The trace records what really happened (``frozen`` on each such command).
-    """
+def run_planning(task: BenchTask, world: BenchWorld, planner: Planner, trace: TraceWriter) -> EpisodeStats:
+    """Tier 2: each turn one plan, only its first ``chunk`` actions run; stop at success or the turn limit."""
     stats = EpisodeStats()
-    if freeze_after_plan_failure:
-        stats.extra["frozen_at_action"] = None
     history: deque[TurnRecord] = deque(maxlen=HISTORY_TURNS)
     planner.reset(task, world)
     for turn in range(task.max_turns):
@@ -105,9 +89,8 @@ def _run_turn(
     if _refuse_malformed_chunk(world, chunk, trace, history, stats, fine=fine):
         return False
     for action in chunk:
-        result = execute_ee_action(world, action) if fine else _execute(task, world, action, stats, trace)
-        if fine:
-            _record(trace, action, result, fine)
+        result = execute_ee_action(world, action) if fine else execute_action(task, world, action)
+        _record(trace, action, result, fine)
         stats.actions += 1
         executed.append(action)
         feedback.append(result.feedback)
@@ -129,10 +112,7 @@ def _run_turn(
 def _refuse_malformed_chunk(world: BenchWorld, chunk: list[Any], trace: TraceWriter, history: deque[TurnRecord],
                             stats: EpisodeStats, *, fine: bool) -> bool:
     """Check every argument of every action of a turn's chunk before the first runs; a malformed one refuses the
-    whole chunk (nothing moves, one failed action, the planner is told which action and why). True if refused.
-    A frozen episode (paper mode) moves nothing anyway and is not checked."""
-    if stats.extra.get("frozen_at_action") is not None:
-        return False
+    whole chunk (nothing moves, one failed action, the planner is told which action and why). True if refused."""
     bad = chunk_problem(world, chunk, fine=fine)
     if bad is None:
         return False
@@ -148,25 +128,7 @@ def _refuse_malformed_chunk(world: BenchWorld, chunk: list[Any], trace: TraceWri
     return True
 
 
-def _execute(task: BenchTask, world: BenchWorld, action: Any, stats: EpisodeStats, trace: TraceWriter) -> SkillResult:
-    """One Tier 2 action, frozen as the original's when the episode is in paper mode (``frozen_at_action`` set)."""
-    freezing = "frozen_at_action" in stats.extra
-    if freezing and stats.extra["frozen_at_action"] is not None:
-        name = action_name(action) if isinstance(action, dict) else None
-        if name not in _FROZEN_STILL_RUN:
-            _record(trace, action, SkillResult.success(), False, frozen=True)
-            return SkillResult.success()
-    result = execute_action(task, world, action)
-    _record(trace, action, result, False)
-    if freezing and is_plan_failure(result):
-        stats.extra["frozen_at_action"] = stats.actions
-        trace.emit("error", where="bench.freeze", message=f"motion plan failed ({result.message}); reported as "
-                   "succeeded and every later motion of the episode does nothing, as in the original benchmark")
-        return SkillResult.success()
-    return result
-
-
-def _record(trace: TraceWriter, action: Any, result: SkillResult, fine: bool, frozen: bool = False) -> None:
+def _record(trace: TraceWriter, action: Any, result: SkillResult, fine: bool) -> None:
     if fine:
         trace.emit(
             "actor_command",
@@ -180,8 +142,4 @@ def _record(trace: TraceWriter, action: Any, result: SkillResult, fine: bool, fr
     params = action.get("parameters", {}) if isinstance(action, dict) else {}
     arm = params.get("arm_tag") if isinstance(params, dict) else None
     name = action_name(action) if isinstance(action, dict) else None
-    if frozen:
-        trace.emit("actor_command", arm=arm, skill=name, args=params, ok=True, message="frozen: nothing moved",
-                   frozen=True)  # fmt: skip
-        return
     trace.emit("actor_command", arm=arm, skill=name, args=params, ok=result.ok, message=result.message)

@@ -18,6 +18,7 @@ from mallvi.bench import anchors
 from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.cost import cost_totals
 from mallvi.bench.failures import breakdown, categorize, in_words
+from mallvi.bench.fidelity import comparable
 from mallvi.bench.metrics import INDICATIVE_BELOW, aggregate, mean_interval, mean_or_none, wilson_interval
 from mallvi.bench.model_usage import model_usage, models_summary, sum_usage
 from mallvi.bench.report_table import ours_figure, render_table, run_title
@@ -64,6 +65,7 @@ def summarize(cfg: BenchConfig, records: list[dict[str, Any]]) -> dict[str, Any]
             "cost": cost_totals(counted),
             "failures": [_failure(r, secrets) for r in failed],
             "randomization": randomization_summary(counted),
+            "comparable": comparable(cfg, task).to_json(),
         }
         if cfg.tier == "grounding":
             entry["score"] = agg.score

@@ -17,11 +17,12 @@ from mallvi.bench.bench_config import BenchConfig
 from mallvi.bench.failures import CATEGORIES
 from mallvi.bench.model_usage import describe_models
 
-MODE_NOTES = {
-    "mallvi": "mode mallvi: a failed motion plan is a failed action, reported to the planner",
-    "paper": "mode paper: as the original benchmark's code, a failed motion plan is reported as succeeded and every "
-    "later motion of the episode does nothing",
+PROTOCOL_NOTES = {
+    "paper": "protocol paper: the original benchmark's prompts, inputs, parsing and skills; a failed motion plan "
+    "freezes the episode as its code does",
+    "mallvi": "protocol mallvi: mallvi's own prompts, inputs and skills; not comparable with the paper",
 }
+NOT_COMPARABLE = "✗"
 AGENT_LABELS = {
     "mallvi": "mallvi graph",
     "mallvi-no-reflector": "mallvi graph without the Reflector",
@@ -65,10 +66,25 @@ def _interval(ci: Sequence[float] | None, scale: float = 100.0) -> str:
 
 
 def _mode_lines(cfg: BenchConfig) -> list[str]:
-    """Which single-agent mode produced the table (Tier 2 single-agent runs only)."""
-    if cfg.agent != "single" or cfg.tier != "planning":
+    """Which single-agent protocol produced the table (Tier 2 and 3 single-agent runs only)."""
+    if cfg.agent != "single" or cfg.tier == "grounding":
         return []
-    return [f"Single agent, {MODE_NOTES[cfg.single_mode]}.", ""]
+    return [f"Single agent, {PROTOCOL_NOTES[cfg.single_protocol]}.", ""]
+
+
+def _comparable_lines(tasks: Mapping[str, Any]) -> list[str]:
+    """Which rows can stand beside the paper's, and why the others cannot (``bench/fidelity.py``)."""
+    marks = {k: v["comparable"] for k, v in tasks.items() if v.get("comparable")}
+    yes = [k for k, m in marks.items() if m["comparable"]]
+    no: dict[str, list[str]] = {}
+    for k, m in marks.items():
+        if not m["comparable"]:
+            no.setdefault(m["why"], []).append(k)
+    lines = [f"{NOT_COMPARABLE} after our figure: not comparable with the paper's (why: below)."] if no else []
+    if yes:
+        lines.append(f"Comparable with the paper: {', '.join(yes)} (remaining differences: docs/benchmark.md).")
+    lines += [f"Not comparable ({why}): {', '.join(names)}." for why, names in no.items()]
+    return lines
 
 
 def _randomization_line(cfg: BenchConfig, tasks: Mapping[str, Any]) -> str:
@@ -107,6 +123,8 @@ def _task_rows(cfg: BenchConfig, tasks: Mapping[str, Any], shown: list[str]) -> 
     for task, t in tasks.items():
         ours = ours_figure(cfg.tier, t)
         mark = "*" if t.get("indicative") and t["episodes"] else ""
+        if not t.get("comparable", {}).get("comparable", True):
+            mark += f" {NOT_COMPARABLE}"
         ci = _interval(t.get("score_ci95"), 1.0) if cfg.tier == "grounding" else _interval(t.get("success_ci95"))
         cells = [_fmt(anchors.task_scores(cfg.tier, m).get(task)) for m in shown]
         extra = ""
@@ -223,6 +241,7 @@ def render_table(cfg: BenchConfig, results: Mapping[str, Any],
                      "only (see its interval).")
     lines.append("Averages are over the same tasks for ours and the paper's models (the paper's own averages "
                  "cover all of its tasks).")
+    lines += _comparable_lines(tasks)
     if any(a.get("paper_partial") for a in (results.get("averages") or {}).values()):
         lines.append("† the paper reports no figure for some of these tasks for that model; its average is over "
                      "those it reports.")

@@ -55,14 +55,16 @@ def register(sub: Any) -> None:
                    help="record each episode's head camera as traces/<episode>/video/head.mp4 (the viewer plays it)")
     p.add_argument("--trace-images", choices=["all", "keyframes", "none"], default="all",
                    help="which pictures the episode traces keep (default: all)")
-    p.add_argument("--single-mode", choices=["mallvi", "paper"], default="mallvi",
-                   help="single agent, Tier 2: 'paper' freezes the episode after a failed motion plan as the original "
-                        "benchmark's code does (default: mallvi, a failed plan is a failed action)")
+    p.add_argument("--single-protocol", choices=["paper", "mallvi"], default="paper",
+                   help="single agent (and the expert's skill semantics): 'paper' (default) as the original "
+                        "benchmark runs it, comparable with its table; 'mallvi': mallvi's own prompts, inputs and "
+                        "skills, not comparable (runs from before this option are 'mallvi')")
     p.add_argument("--randomization", choices=["original", "none"], default="original",
                    help="original (default): each task's table texture, light colours and distractors as the "
                         "original benchmark configures them; none: a plain, uncluttered table")
     p.add_argument("--example-images", metavar="DIR",
-                   help="single agent: a folder of <task>.png example images sent with every turn")
+                   help="single agent: a folder of <task>.png example images sent with every turn (paper protocol: "
+                        "instead of the ones mallvi ships)")
     p.add_argument("--no-reuse", action="store_true",
                    help="render every frame and scan every image afresh (same results, slower; for cost measurements)")
     p.add_argument("--json", action="store_true", help="print results.json on stdout instead of the table")
@@ -94,7 +96,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
                        agent=args.agent, backend=args.backend, perception=args.perception,
                        contingency=args.contingency, llm=llm, save_images=not args.no_images,
                        video=args.video, trace_images=args.trace_images,
-                       single_mode=args.single_mode, reuse=not args.no_reuse,
+                       single_protocol=args.single_protocol, reuse=not args.no_reuse,
                        station=args.station, calibration=args.calibration,
                        randomization=args.randomization, agent_backends=agent_backends,
                        llm_timeout_s=args.llm_timeout, llm_decoding=args.llm_decoding)  # fmt: skip

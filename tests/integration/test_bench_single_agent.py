@@ -63,7 +63,7 @@ def _prompt_text(request: dict[str, Any]) -> str:
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
-def test_planner_turns_feedback_history_and_success(tmp_path: Path, server: _Server,
+def test_mallvi_protocol_turns_feedback_history_and_success(tmp_path: Path, server: _Server,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000")
     task = get_task("place_burger_fries")
@@ -98,7 +98,8 @@ def test_planner_turns_feedback_history_and_success(tmp_path: Path, server: _Ser
         "```json\n" + json.dumps({"visual_state_description": "a", "executable_plan": json.dumps(plan)}) + "\n```",
     ]
     cfg = BenchConfig(tier="planning", tasks=("place_burger_fries",), episodes=1, agent="single",
-                      llm={"base_url": server.base_url, "model": "planner-x"}, save_images=False)  # fmt: skip
+                      llm={"base_url": server.base_url, "model": "planner-x"}, save_images=False,
+                      single_protocol="mallvi")  # fmt: skip
     rec = run_episode(cfg, "place_burger_fries", 100000, tmp_path)
     assert rec["status"] == "done" and rec["success"] is True
     assert rec["turns"] == 3 and rec["parse_errors"] == 1 and rec["failed_actions"] == 1

@@ -52,7 +52,7 @@ def _image_bytes(request: dict[str, Any], index: int) -> bytes:
 
 
 @pytest.mark.slow
-def test_the_model_sees_both_views_the_example_and_the_task_statement_once(tmp_path: Path) -> None:
+def test_mallvi_protocol_shows_both_views_the_example_and_the_task_statement_once(tmp_path: Path) -> None:
     examples = tmp_path / "examples"
     examples.mkdir()
     Image.new("RGB", (8, 6), (255, 0, 255)).save(examples / f"{TASK}.png")
@@ -71,7 +71,7 @@ def test_the_model_sees_both_views_the_example_and_the_task_statement_once(tmp_p
     with FakeOpenAIServer() as srv:
         srv.script.add("unknown", _reply(sloppy))
         srv.script.defaults["unknown"] = _reply([])  # later turns: an empty plan
-        cfg = BenchConfig(tier="planning", tasks=(TASK,), episodes=1, agent="single",
+        cfg = BenchConfig(tier="planning", tasks=(TASK,), episodes=1, agent="single", single_protocol="mallvi",
                           llm={"base_url": srv.base_url, "model": "m", "example_images": str(examples)})  # fmt: skip
         rec = run_episode(cfg, TASK, SEED, tmp_path / "run")
         requests = list(srv.script.requests)
@@ -97,8 +97,7 @@ def test_the_model_sees_both_views_the_example_and_the_task_statement_once(tmp_p
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["mallvi", "paper"])
-def test_paper_mode_freezes_after_a_failed_motion_plan(tmp_path: Path, mode: str) -> None:
+def test_mallvi_protocol_reports_a_failed_motion_plan(tmp_path: Path) -> None:
     table_z = _scene()["targets"]["red_block"][2]
     no_ik = [-0.35, 0.25, table_z + 0.05, 0, 1, 0, 0]  # inside the guard's box, but no joint solution reaches it
     out_of_reach = {"action_id": "2.5", "action_name": "move_to_pose",
@@ -107,24 +106,19 @@ def test_paper_mode_freezes_after_a_failed_motion_plan(tmp_path: Path, mode: str
     with FakeOpenAIServer() as srv:
         srv.script.add("unknown", _reply([out_of_reach, grasp]))
         srv.script.defaults["unknown"] = _reply([])
-        cfg = BenchConfig(tier="planning", tasks=(TASK,), episodes=1, agent="single", single_mode=mode,
+        cfg = BenchConfig(tier="planning", tasks=(TASK,), episodes=1, agent="single", single_protocol="mallvi",
                           llm={"base_url": srv.base_url}, save_images=False)  # fmt: skip
         results = run_bench(cfg, tmp_path)
         second = _parts(srv.script.requests[1])[1]
     rec = json.loads((tmp_path / "episodes.jsonl").read_text().splitlines()[0])
     commands = [e for e in read_events(tmp_path / rec["trace"]) if e["kind"] == "actor_command"]
-    assert commands[0]["skill"] == "move_to_pose" and commands[0]["ok"] is False  # the trace tells the truth
+    assert commands[0]["skill"] == "move_to_pose" and commands[0]["ok"] is False
     table = (tmp_path / "table.md").read_text()
-    if mode == "paper":
-        assert "Step 1" in second and "Action failed" not in second  # the model is told both succeeded
-        assert commands[1].get("frozen") is True and rec["frozen_at_action"] == 0
-        assert "mode paper" in table and rec["failed_actions"] == 0
-    else:
-        assert "Action failed" in second and len(commands) == 1  # the chunk stops at the failure
-        assert "mode mallvi" in table and rec["failed_actions"] == 1
-    assert results["config"]["single_mode"] == mode
+    assert "Action failed" in second and len(commands) == 1  # the chunk stops at the failure; no freeze
+    assert "protocol mallvi" in table and rec["failed_actions"] == 1 and "frozen_at_action" not in rec
+    assert results["config"]["single_protocol"] == "mallvi"
     cost = results["cost"]  # the episode's cost profile reaches results.json
     assert cost["episodes"] == 1 and cost["render_s"] > 0 and cost["planning_s"] > 0
-    assert cost["sim_s"] == 0.0  # the only motion found no plan, and the frozen grasp moved nothing
+    assert cost["sim_s"] == 0.0  # the only motion found no plan
     parts = sum(cost[f"{p}_s"] for p in ("setup", "render", "physics", "planning", "perception", "graph", "other"))
     assert parts == pytest.approx(cost["wall_s"], rel=0.01)

@@ -16,10 +16,16 @@ from mallvi.tracing.trace import TraceWriter
 
 @dataclass(frozen=True)
 class TurnRecord:
-    """One executed chunk: the actions run and the feedback sentence of each."""
+    """One executed chunk: the actions run and the feedback sentence of each.
+
+    The paper protocol also keeps the turn's ``index`` in the episode (from 0) and ``listed``, the action list as
+    the model gave it (after the chunk cut) in the original's Python form, for its history block.
+    """
 
     actions: list[Any]
     feedback: list[str]
+    index: int | None = None
+    listed: str | None = None
 
 
 @dataclass
@@ -29,6 +35,7 @@ class PlanReply:
     actions: list[Any]
     raw: str = ""
     error: str | None = None  # set when the reply could not be parsed; ``actions`` is then empty
+    plan: Any = None  # the paper protocol: ``executable_plan`` as the reply held it ({} when unusable)
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The expert: a scripted, privileged solution per task, run through the same executor and skills as planners.
+"""The expert: a scripted, privileged solution per task, run through the same executor and skills as planners
+(with the skill semantics of the single agent's protocol: the original's by default).
 
 It proves each task solvable in our simulator; its failures measure the environment-error rate.
 """
@@ -26,6 +27,9 @@ class ExpertAgent:
 
     name = "expert"
 
+    def __init__(self, semantics: str = "paper") -> None:
+        self.semantics = semantics  # the executor's skill semantics ("paper" or "mallvi"; bench.actions)
+
     def answer(self, task: BenchTask, world: BenchWorld, attempt: int) -> Mapping[str, str | None] | None:
         if not isinstance(task, GroundingTask):
             raise TypeError(f"{task.name} is not a grounding task")
@@ -35,7 +39,7 @@ class ExpertAgent:
         script = SCRIPTS.get(task.name)
         if script is None:
             raise KeyError(f"no expert script for {task.name!r}")
-        ctx = ExpertContext(task, world, trace, budget=task.max_turns * max(task.chunk, 1))
+        ctx = ExpertContext(task, world, trace, budget=task.max_turns * max(task.chunk, 1), semantics=self.semantics)
         try:
             script(ctx)
         except SolvedSignal:

@@ -1,4 +1,10 @@
-"""The expert's toolkit: run primitives through the benchmark's executor, with budget and success checks."""
+"""The expert's toolkit: run primitives through the benchmark's executor, with budget and success checks.
+
+``semantics`` is the executor's (``bench.actions``). Under "paper" (the original's skills) a grasp neither lifts nor
+checks: the expert, privileged, checks the hold itself and lifts with an explicit ``move_by_displacement`` of
+``GRASP_LIFT_M``, as a model would (both count against its budget); a Tier 3 action in which an arm could not go
+is a failure to the expert (the trace records what the executor answered).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from mallvi.bench.agents.agent_protocols import EpisodeStats
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.sim_bridge.sim_skills import GRASP_LIFT_M
 from mallvi.tracing.trace import TraceWriter
 
 
@@ -28,19 +35,55 @@ class OutOfBudgetError(Exception):
 class ExpertContext:
     """Runs an expert script's actions one by one through the same executor and skills as any planner."""
 
-    def __init__(self, task: BenchTask, world: BenchWorld, trace: TraceWriter, budget: int) -> None:
+    def __init__(self, task: BenchTask, world: BenchWorld, trace: TraceWriter, budget: int,
+                 semantics: str = "mallvi") -> None:  # fmt: skip
         self.task, self.world, self.trace = task, world, trace
         self.stats = EpisodeStats()
         self.budget = budget
+        self.semantics = semantics
 
     # -- raw actions -------------------------------------------------------------------------------------------
     def do(self, name: str, **params: Any) -> SkillResult:
         """One Tier 2 primitive; raises SolvedSignal as soon as the task succeeds."""
-        return self._run(make_action(name, **params), lambda a: execute_action(self.task, self.world, a))
+        if name == "grasp_actor" and self.semantics == "paper":
+            return self._paper_grasp(params)
+        return self._run(make_action(name, **params),
+                         lambda a: execute_action(self.task, self.world, a, self.semantics))  # fmt: skip
 
     def ee(self, action: Sequence[float]) -> SkillResult:
         """One Tier 3 16-dim action; raises SolvedSignal as soon as the task succeeds."""
-        return self._run(list(action), lambda a: execute_ee_action(self.world, a))
+        result = self._run(list(action), lambda a: execute_ee_action(self.world, a, self.semantics, self.task))
+        stayed = result.data.get("stayed") if result.ok else None
+        if stayed:
+            return SkillResult.failure(result.message, FailureKind.NO_PLAN, stayed=stayed)
+        return result
+
+    def _paper_grasp(self, params: dict[str, Any]) -> SkillResult:
+        """The original's grasp, then what mallvi's grasp adds, as the expert's own steps: the hold checked
+        (privileged), a missed grasp opened and backed off, a fresh hold lifted ``GRASP_LIFT_M``."""
+        actor, arm = str(params["actor"]), params["arm_tag"]
+        other: ArmSide = "right" if arm == "left" else "left"
+        handover = self.holder(other) == actor
+        result = self._run(make_action("grasp_actor", **params),
+                           lambda a: execute_action(self.task, self.world, a, "paper"))  # fmt: skip
+        if not result.ok:
+            return result
+        held = self.holder(arm)
+        if held != actor:  # closed on nothing or on something else: let go and back off to the pre-grasp
+            self._run(make_action("open_gripper", arm_tag=arm), lambda a: execute_action(self.task, self.world, a))
+            back = float(params.get("pre_grasp_dis", 0.1)) - float(params.get("grasp_dis", 0.0))
+            self._run(make_action("move_by_displacement", arm_tag=arm, x=-back, move_axis="arm"),
+                      lambda a: execute_action(self.task, self.world, a))  # fmt: skip
+            kind = FailureKind.GRASP_EMPTY if held is None else FailureKind.GRASP_OFF_TARGET
+            return SkillResult.failure(f"grasp of {actor} failed: it is not between the fingers", kind)
+        if handover:
+            return result
+        lift = self._run(make_action("move_by_displacement", arm_tag=arm, z=GRASP_LIFT_M),
+                         lambda a: execute_action(self.task, self.world, a))  # fmt: skip
+        if not lift.ok:
+            return SkillResult.failure(f"grasped {actor} but could not lift it: {lift.message}",
+                                       lift.kind or FailureKind.OTHER)  # fmt: skip
+        return result
 
     def _run(self, action: Any, runner: Any) -> SkillResult:
         if self.stats.actions >= self.budget:

@@ -24,6 +24,8 @@ BASKET_NEAR_X_M = 0.035  # the toy's drop point from the basket's centre towards
 #: the planner's margin pass room there (from the lower one the toy's way in can clip a handle bar)
 BASKET_CLEAR_M = (0.035, 0.015)
 CAN_PRE_DIS_M = (0.16, 0.1)  # a can is lowered into the box from this high above its spot, in order (metres)
+#: under the original's semantics a place more than 0.1 m above the box's spot is refused: lower from just below
+CAN_PRE_DIS_PAPER_M = 0.095
 RELAY_CLEAR_M = 0.12  # the right arm slides this far off a relayed bottle's neck before homing
 #: where the right arm may stand a bottle for the left arm, in order of preference (world x, y; metres)
 RELAY_SPOTS_XY = ((-0.01, -0.13), (-0.01, -0.07), (0.02, -0.13), (-0.04, -0.10), (-0.01, -0.01),
@@ -111,7 +113,11 @@ def _lower_straight_in(c: ExpertContext, can: str, arm: ArmSide, target: Sequenc
     home; True once it is let go there. place_actor's own descent runs along the grasp's approach: with a grasp
     slanted 35°, a 16 cm descent comes in 9 cm sideways, and into a corner 6 mm from the walls from outside the
     box, the can's bottom met the rim and shoved the box from under it."""
-    for height in CAN_PRE_DIS_M:
+    heights: tuple[float, ...] = CAN_PRE_DIS_M
+    if c.semantics == "paper":  # the task refuses a place far above the box's spots: only heights it takes
+        heights = tuple(h for h in heights if c.task.place_refusal(c.world, can, up(target, h)) is None) or (
+            CAN_PRE_DIS_PAPER_M,)
+    for height in heights:
         if c.holder(arm) != can:
             return False
         if not c.place(can, arm, up(target, height), is_open=False, pre_dis=0.0, dis=0.0):
@@ -291,23 +297,53 @@ def hanging_mug(c: ExpertContext) -> None:
         if not _pick_mug_left(c):
             return
     c.do("back_to_origin", arm_tag="left")
-    # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
-    if all(c.pick("mug", arms=["right"], contact_point_id=0) is None for _ in range(2)):
-        return
+    for attempt in range(2):
+        # a rim grasp whose fingers nudge the mug out from between them: once more where it now stands
+        if all(c.pick("mug", arms=["right"], contact_point_id=0) is None for _ in range(2)):
+            return
+        if _hang_held_mug(c):
+            c.do("open_gripper", arm_tag="right")
+            c.do("move_by_displacement", arm_tag="right", z=0.03)
+            c.do("back_to_origin", arm_tag="right")
+            return
+        # neither way onto the hook from this grasp: set the mug down in the middle half a turn round, take it again
+        if attempt == 1 or c.holder("right") != "mug" or not _mug_down_turned(c, z0):
+            break
+        c.do("back_to_origin", arm_tag="right")
+    if c.holder("right") == "mug":
+        c.do("open_gripper", arm_tag="right")
+    c.do("back_to_origin", arm_tag="right")
+
+
+def _hang_held_mug(c: ExpertContext) -> bool:
+    """The right arm (holding the mug) brings its handle beyond the hook's tip, as held or turned so the handle
+    points to the rod's other side, and threads it onto the rod with a straight move along it; True once there."""
     hook, tip = point(c.world, "rack", "hook"), point(c.world, "rack", "hook_tip")
     along = (tip - hook) / float(np.linalg.norm(tip - hook))  # unit vector out along the rod
-    offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
     start = hook + 0.085 * along  # the handle clear of the rack (the planner sees it as its bounding box)
-    if not c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0,
-                   is_open=False) and not _mug_turned_to_hook_start(c, start, offset):  # fmt: skip
-        c.do("open_gripper", arm_tag="right")
-        c.do("back_to_origin", arm_tag="right")
-        return
-    dx, _, dz = vec(hook - start)
-    c.do("move_by_displacement", arm_tag="right", x=dx, z=dz)
-    c.do("open_gripper", arm_tag="right")
-    c.do("move_by_displacement", arm_tag="right", z=0.03)
-    c.do("back_to_origin", arm_tag="right")
+    for turned in (False, True):
+        if c.holder("right") != "mug":
+            return False
+        offset = point(c.world, "mug", "handle") - point(c.world, "mug", "fp0")
+        if turned:
+            at_start = _mug_turned_to_hook_start(c, start, offset)
+        else:
+            at_start = c.place("mug", "right", vec(start - offset), constrain="free", pre_dis=0.0, dis=0.0,
+                               is_open=False)  # fmt: skip
+        if not at_start:
+            continue
+        dx, _, dz = vec(hook - point(c.world, "mug", "handle"))
+        if c.do("move_by_displacement", arm_tag="right", x=dx, z=dz).ok:
+            return True
+    return False
+
+
+def _mug_down_turned(c: ExpertContext, z0: float) -> bool:
+    """Set the mug the right arm holds down in the middle turned by half a turn (else a quarter either way)."""
+    q = c.world.objects["mug"].pose.q
+    yaw_now = 2.0 * math.atan2(float(q[3]), float(q[0]))
+    return any(c.place("mug", "right", [0.03, -0.05, z0, *_yaw_quat(yaw_now + d)])
+               for d in (math.pi, math.pi / 2, -math.pi / 2))  # fmt: skip
 
 
 def _mug_turned_to_hook_start(c: ExpertContext, start: NDArray[np.float64], offset: NDArray[np.float64]) -> bool:

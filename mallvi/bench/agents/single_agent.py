@@ -1,10 +1,16 @@
 """The single-planner baseline: one vision-language model plans every turn (the paper's own agent).
 
-As the original benchmark's model, it sees the head camera, a third-person view (our ``front`` camera) and, when
-an example-image folder is given, the task's example image; the task statement and role on the first turn only;
-the task's assistant info and an example reply every turn. It answers with the paper's describe-reason-plan JSON,
-its actions are read with the original's leniency (``single_parse``) and the benchmark loop executes the first
-``chunk`` of them. Talks to any OpenAI-compatible endpoint via ChatOpenAI.
+Two protocols (``BenchConfig.single_protocol``):
+
+* "paper" (default): the original benchmark's, per tier. Tier 2 sees the head camera, a third-person view (our
+  ``front`` camera, at the original's observer pose), the turn's text and the task's example image; Tier 3 the
+  head camera, the text and, for place_burger_fries only, its example image. Images are JPEG as the original
+  writes them; the text is the original's (``single_paper_prompt``, ``single_paper_info``). The reply's
+  ``executable_plan`` goes to ``loop_paper`` as the model wrote it; ``paper_actions`` reads it as the original.
+* "mallvi": mallvi's own prompt (``single_prompt``, ``single_info``), both views in both tiers, the example image
+  only from ``--example-images``, actions read leniently here (``single_parse``) and run by ``loop``.
+
+Talks to any OpenAI-compatible endpoint via ChatOpenAI.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mallvi.bench.agents import single_paper_prompt as paper
 from mallvi.bench.agents.agent_protocols import PlanReply, TurnRecord
 from mallvi.bench.agents.single_info import example_reply, guide
+from mallvi.bench.agents.single_paper_info import EpisodeFacts, assistant_info, episode_facts
 from mallvi.bench.agents.single_parse import lenient_action
 from mallvi.bench.agents.single_prompt import grounding_prompt, planning_prompt
 from mallvi.bench.bench_config import BenchConfig
@@ -101,19 +109,42 @@ def png_data_url(rgb: NDArray[np.uint8]) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+#: the original writes each observation with OpenCV's default JPEG quality
+JPEG_QUALITY = 95
+
+
+def jpeg_data_url(rgb: NDArray[np.uint8]) -> str:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="JPEG", quality=JPEG_QUALITY)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def paper_plan(reply: Mapping[str, Any]) -> Any:
+    """``executable_plan`` as the original takes it: the value as written; an empty list, a missing key or
+    anything that is not a list, text or object counts as no plan (``{}``)."""
+    plan = reply.get("executable_plan", {})
+    if isinstance(plan, list | str | dict) and plan:
+        return plan
+    return {}
+
+
 class SingleAgent:
     """One model, temperature 0, up to 4096 output tokens; implements ``Planner`` and ``GroundingAnswerer``."""
 
     name = "single"
 
-    def __init__(self, chat: Any, model: str, example_dir: str | None = None) -> None:
+    def __init__(self, chat: Any, model: str, example_dir: str | None = None, protocol: str = "paper") -> None:
         self.chat = chat
         self.model = model
         self.example_dir = example_dir  # a folder of <task>.png example images (the original's script/example_img)
+        self.protocol = protocol
         self.trace: TraceWriter | None = None  # set by the episode runner; every call is recorded there
         #: this episode's model calls, summed as the graph's ``llm_calls`` (the episode record carries them)
         self.llm_calls: dict[str, Any] = {"calls": 0, "failed": 0, "tokens_in": 0, "tokens_out": 0,
                                           "latency_s": 0.0, "by_node": {}}
+        self._facts: EpisodeFacts | None = None
 
     @staticmethod
     def from_config(cfg: BenchConfig) -> SingleAgent:
@@ -125,13 +156,16 @@ class SingleAgent:
             temperature=0, max_completion_tokens=MAX_OUTPUT_TOKENS, timeout=float(cfg.llm.get("timeout_s", 120)),
             max_retries=3,
         )  # fmt: skip
-        return SingleAgent(chat, model, cfg.llm.get("example_images"))
+        return SingleAgent(chat, model, cfg.llm.get("example_images"), cfg.single_protocol)
 
     # -- Planner -----------------------------------------------------------------------------------------------
     def reset(self, task: BenchTask, world: BenchWorld) -> None:
-        """Nothing to reset: every turn's prompt carries the state the model needs."""
+        """The paper protocol takes the episode's facts now (the arms' initial poses, the original's draws)."""
+        self._facts = episode_facts(task, world) if self.protocol == "paper" else None
 
     def plan(self, task: BenchTask, world: BenchWorld, history: Sequence[TurnRecord], turn: int) -> PlanReply:
+        if self.protocol == "paper":
+            return self._plan_paper(task, world, history)
         instruction = getattr(world, "instruction", "") or task.instruction
         example_png = self.example_image(task.name)
         text = planning_prompt(
@@ -148,11 +182,29 @@ class SingleAgent:
             actions = [lenient_action(task.name, a, world.objects) for a in actions]
         return PlanReply(actions, raw=raw)
 
+    def _plan_paper(self, task: BenchTask, world: BenchWorld, history: Sequence[TurnRecord]) -> PlanReply:
+        """One turn of the original's protocol (see the module docstring)."""
+        if self._facts is None:
+            self._facts = episode_facts(task, world)
+        text = paper.turn_text(task.name, task.tier, history, assistant_info(task, world, self._facts))
+        name = paper.example_image_name(task.name, task.tier)
+        example = None if name is None else self._example_file(name) or paper.packaged_example(name)
+        raw = self._ask(text, world, third_view=task.tier == "planning", example_png=example, jpeg=True)
+        try:
+            plan = paper_plan(parse_json_object(raw))
+        except ReplyParseError as e:
+            return PlanReply([], raw=raw, error=str(e), plan={})
+        return PlanReply(plan if isinstance(plan, list) else [], raw=raw, plan=plan)
+
     def example_image(self, task_name: str) -> bytes | None:
         """The task's example image (PNG bytes) from the example folder, or None without one."""
+        return self._example_file(f"{task_name.removesuffix('_ee')}.png")
+
+    def _example_file(self, file_name: str) -> bytes | None:
+        """``file_name`` from the ``--example-images`` folder, or None (no folder, no such file)."""
         if not self.example_dir:
             return None
-        path = os.path.join(self.example_dir, f"{task_name.removesuffix('_ee')}.png")
+        path = os.path.join(self.example_dir, file_name)
         if not os.path.isfile(path):
             return None
         with open(path, "rb") as fh:
@@ -180,15 +232,17 @@ class SingleAgent:
                     out[name] = arm
         return out
 
-    def _ask(self, text: str, world: BenchWorld, third_view: bool = False, example_png: bytes | None = None) -> str:
+    def _ask(self, text: str, world: BenchWorld, third_view: bool = False, example_png: bytes | None = None,
+             jpeg: bool = False) -> str:  # fmt: skip
         """One user message, ordered as the original's: head image, third view, text, example image."""
         from langchain_core.messages import HumanMessage
 
-        head = png_data_url(world.observe("head").rgb)
+        encode = jpeg_data_url if jpeg else png_data_url
+        head = encode(world.observe("head").rgb)
         content: list[str | dict[str, Any]] = [{"type": "image_url", "image_url": {"url": head}}]
         if third_view and THIRD_VIEW_CAMERA in getattr(world, "camera_names", []):
             third = world.observe(THIRD_VIEW_CAMERA).rgb
-            content.append({"type": "image_url", "image_url": {"url": png_data_url(third)}})
+            content.append({"type": "image_url", "image_url": {"url": encode(third)}})
         content.append({"type": "text", "text": text})
         if example_png is not None:
             url = "data:image/png;base64," + base64.b64encode(example_png).decode("ascii")

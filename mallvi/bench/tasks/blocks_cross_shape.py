@@ -8,7 +8,15 @@ import numpy as np
 import sapien
 
 from mallvi.bench.tasks.conditions import Condition, below
-from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, open_conditions, place_apart, pos, side_range
+from mallvi.bench.tasks.task_base import (
+    BenchTask,
+    BenchWorld,
+    open_conditions,
+    place_apart,
+    pos,
+    side_range,
+    yaw_pose,
+)
 from mallvi.sim_bridge.objects import make_block
 from mallvi.sim_bridge.scene_spec import SceneContents
 
@@ -31,7 +39,8 @@ class BlocksCrossShape(BenchTask):
         blue right, green inside (away from the robot), yellow closest to the robot.
     Randomizations:
         Five 5 cm cubes; red on the left, blue on the right, the others on a random side each; |x| ∈ [0.15, 0.30],
-        y ∈ [-0.16, 0.10], centres at least 0.08 m apart.
+        y ∈ [-0.16, 0.10], centres at least 0.08 m apart; each turned by a yaw in [-0.75, 0.75] rad (as the
+        original).
     Success Conditions:
         Every block within 0.02 m (in x and in y) of its target (TARGETS_XY); both grippers open.
     """
@@ -53,11 +62,10 @@ class BlocksCrossShape(BenchTask):
         ranges = [(side_range(rng, 0.15, 0.30, sides.get(n)), (-0.16, 0.10)) for n in names]
         xy = place_apart(rng, ranges, 0.08)
         objects = {
-            n: make_block(
-                scene, n, sapien.Pose(p=[x, y, table_top_z + 0.001]), color=n.split("_")[0], half_size_m=(HALF_M,) * 3
-            )
+            n: make_block(scene, n, yaw_pose(x, y, table_top_z + 0.001, float(rng.uniform(-0.75, 0.75))),
+                          color=n.split("_")[0], half_size_m=(HALF_M,) * 3)
             for n, (x, y) in zip(names, xy, strict=True)
-        }
+        }  # fmt: skip
         return SceneContents(objects, self.instruction, {"task": self.name})
 
     def conditions(self, world: BenchWorld) -> list[Condition]:

@@ -6,13 +6,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-#: the original benchmark's table top above its floor (metres); heights it gives in absolute terms are
-#: applied as (height - ORIGINAL_TABLE_TOP_M) above our table top, which stands for its table plus its offset
+#: the original benchmark's nominal table top above its floor (metres). Our world frame is the original's: the
+#: floor at z = 0 and the table top at 0.74 + b with the same b ~ U[-0.03, 0] per episode, so a height the original
+#: gives in absolute terms (0.92, 0.85, 0.80 m) is the same world z here; one it gives as 0.74 + b + h is h above
+#: our table top.
 ORIGINAL_TABLE_TOP_M = 0.74
 
 
 def above_original_table(z_original_m: float) -> float:
-    """A height the original states above its floor, as a height above the table top (metres)."""
+    """A height the original states as ``z + b`` (``b`` its table's offset) as a height above the table top."""
     return z_original_m - ORIGINAL_TABLE_TOP_M
 
 

@@ -15,6 +15,12 @@ from mallvi.sim_bridge.scene_spec import SceneContents
 BOX_OUTER_M = (0.155, 0.19, 0.075)
 BOX_WALL_M = 0.006  # make_open_box's wall and floor
 CAN_CLEARANCE_M = 0.006  # between a can and the walls
+#: the largest can radius the scene draws: the box's two spots are laid out for it
+MAX_CAN_RADIUS_M = 0.04
+#: the original refuses a place whose target is farther than this (in x, y or z) from both of the box's spots
+PLACE_REFUSAL_M = 0.1
+PLACE_REFUSED = ("Target pose is too far from the functional points of the plastic box. You must be wrong! Reconsider "
+                 "the functional points you should put the can. Replanning!!!")
 
 
 class PlaceCansPlasticbox(BenchTask):
@@ -27,6 +33,9 @@ class PlaceCansPlasticbox(BenchTask):
         the left one at x ∈ [-0.25, -0.15], the right one at x ∈ [0.15, 0.25], both y ∈ [-0.15, -0.07].
     Success Conditions:
         Each can's centre within 0.10 m (xy) of the box centre. No arm-allocation check (as in the paper).
+    Refusal (the paper semantics, as the original):
+        A ``place_actor`` whose target is more than 0.1 m (in x, y or z) from both of the box's two spots
+        (``box_spots``) is refused, so the model can re-plan.
     """
 
     name = "place_cans_plasticbox"
@@ -52,6 +61,22 @@ class PlaceCansPlasticbox(BenchTask):
         box = pos(world, "plasticbox")
         return [below(f"{c} - box centre distance (xy)", float(np.hypot(*(pos(world, c) - box)[:2])), 0.10)
                 for c in ("can_left", "can_right")]  # fmt: skip
+
+    def box_spots(self, world: BenchWorld) -> list[list[float]]:
+        """The box's two functional points [x, y, z, qw, qx, qy, qz] (the original's targets for the cans): on a
+        diagonal of the floor, each against its corner, left-near then right-far (two cans of up to 0.08 m do not
+        fit side by side across the box's 0.143 m inner width)."""
+        box = world.objects["plasticbox"].frame_pose()
+        centre, q = np.asarray(box.p, dtype=float), [float(v) for v in box.q]
+        dx = BOX_OUTER_M[0] / 2 - BOX_WALL_M - MAX_CAN_RADIUS_M - CAN_CLEARANCE_M
+        dy = BOX_OUTER_M[1] / 2 - BOX_WALL_M - MAX_CAN_RADIUS_M - CAN_CLEARANCE_M
+        floor_z = float(centre[2]) + BOX_WALL_M + 0.005
+        return [[float(centre[0]) + s * dx, float(centre[1]) + s * dy, floor_z, *q] for s in (-1.0, 1.0)]
+
+    def place_refusal(self, world: BenchWorld, actor: str, target_pose: list[float]) -> str | None:
+        target = np.asarray(target_pose[:3], dtype=float)
+        far = [float(np.max(np.abs(target - np.asarray(spot[:3])))) > PLACE_REFUSAL_M for spot in self.box_spots(world)]
+        return PLACE_REFUSED if all(far) else None
 
     def hints(self, world: BenchWorld) -> dict[str, Any]:
         h = super().hints(world)

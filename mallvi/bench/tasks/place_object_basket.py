@@ -8,7 +8,7 @@ import numpy as np
 import sapien
 
 from mallvi.bench.tasks.conditions import Condition, above, below
-from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos, tilt_rad
+from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos, tilt_rad, yaw_pose
 from mallvi.sim_bridge.objects import make_basket, make_toy
 from mallvi.sim_bridge.scene_spec import SceneContents
 
@@ -20,8 +20,9 @@ class PlaceObjectBasket(BenchTask):
         Use one arm to grab the target object and put it in the basket, then use the other arm to grab the
         basket, and finally move the basket slightly away.
     Randomizations:
-        A toy at |x| ∈ [0.20, 0.26] on a random side, y ∈ [-0.10, 0.0]; the basket (0.14×0.23×0.175 m) on the
-        other side next to the centre line, |x| ∈ [0.0, 0.04], y ∈ [-0.10, -0.05].
+        As the original: a toy at |x| ∈ [0.20, 0.25] on a random side, y ∈ [-0.10, 0.10], turned by a yaw in
+        [-π/6, π/6]; the basket (0.14×0.23×0.175 m) on the other side of the centre line at |x| = 0.02,
+        y ∈ [-0.08, -0.05].
     Success Conditions:
         The basket's bottom more than 0.02 m above where it started and tilted less than 60°, the toy within
         0.15 m (L1 over x, y, z) of the basket's origin. Arm-allocation threshold 0.2 m.
@@ -41,10 +42,9 @@ class PlaceObjectBasket(BenchTask):
     def build_scene(self, scene: sapien.Scene, rng: np.random.Generator, table_top_z: float) -> SceneContents:
         z = table_top_z + 0.001
         s = 1.0 if rng.random() < 0.5 else -1.0
-        toy = make_toy(
-            scene, "toy", sapien.Pose(p=[s * float(rng.uniform(0.20, 0.26)), float(rng.uniform(-0.10, 0.0)), z])
-        )
-        basket_p = [-s * float(rng.uniform(0.0, 0.04)), float(rng.uniform(-0.10, -0.05)), z]
+        toy_xy = (s * float(rng.uniform(0.20, 0.25)), float(rng.uniform(-0.10, 0.10)))
+        toy = make_toy(scene, "toy", yaw_pose(*toy_xy, z, float(rng.uniform(-np.pi / 6, np.pi / 6))))
+        basket_p = [-s * 0.02, float(rng.uniform(-0.08, -0.05)), z]
         basket = make_basket(scene, "basket", sapien.Pose(p=basket_p))
         return SceneContents({"toy": toy, "basket": basket}, self.instruction, {})
 

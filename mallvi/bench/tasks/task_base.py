@@ -107,6 +107,11 @@ class BenchTask(ABC):
         images, as in the original's assistant info), plus task-specific targets."""
         return {"objects": {n: _round(pos(world, n)) for n in task_object_names(world)}}
 
+    def place_refusal(self, world: BenchWorld, actor: str, target_pose: list[float]) -> str | None:
+        """The original's refusal message for a ``place_actor`` to ``target_pose`` (it lets the model re-plan), or
+        None; only the paper semantics ask (``bench.actions``). No task refuses unless it says so."""
+        return None
+
     def allocation_refusal(self, world: BenchWorld, actor: str, arm: ArmSide) -> str | None:
         """The benchmark's refusal message if ``arm`` may not grasp ``actor`` (too far across), else None."""
         t = self.allocation_threshold_m
