@@ -98,8 +98,9 @@ def test_the_report_names_models_intervals_costs_and_reasons(tmp_path: Path, mon
     burger, ranking = results["tasks"]["place_burger_fries"], results["tasks"]["blocks_ranking_rgb"]
     assert burger["success_ci95"] == pytest.approx(list(wilson_interval(1, 3)), abs=1e-4)  # type: ignore[arg-type]
     assert burger["indicative"] is True and ranking["indicative"] is False
-    assert "| place_burger_fries | Place3 | 33.3* | 6.1–79.2 | 3 |" in table
-    assert "| blocks_ranking_rgb | Rank2 | 30.0 | 14.5–51.9 | 20 |" in table
+    assert "| place_burger_fries | Place3 | 33.3* ✗ | 6.1–79.2 | 3 |" in table  # a graph row: not the paper's agent
+    assert "Not comparable (" in table
+    assert "| blocks_ranking_rgb | Rank2 | 30.0 ✗ | 14.5–51.9 | 20 |" in table
 
     assert burger["llm"]["per_episode"] == {"calls": 4.0, "failed": 0.0, "tokens_in": 1000.0, "tokens_out": 100.0,
                                             "latency_s": 2.0}
