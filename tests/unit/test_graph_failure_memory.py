@@ -188,7 +188,7 @@ def test_the_llm_thinker_sees_the_failed_attempts_and_a_repeat_is_sent_back() ->
                                    failures=memory)
     assert "never repeat one unchanged" in seen["user"]
     assert '"kind": "unreachable"' in seen["user"] and '"failed_skill": "grasp_actor"' in seen["user"]
-    assert "When no different strategy is left, answer with an empty \"calls\" list" in " ".join(seen["system"].split())
+    assert "no different strategy is left, answer with an empty \"calls\" list" in " ".join(seen["system"].split())
 
 
 def _missed(plan: ActionPlan, objs: dict[str, SceneObject]) -> FailedAttempt:

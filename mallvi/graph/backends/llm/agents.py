@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from mallvi.contracts.geometry import ARM_SIDES
 from mallvi.contracts.observation import Observation
-from mallvi.graph.agent_errors import NoStrategyLeftError, RefusalError
+from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError, RefusalError
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.llm.client import LlmClient, load_prompt
 from mallvi.graph.backends.rules.descriptor import relations_of
@@ -250,8 +250,6 @@ class LlmThinker:
             bad = [c.object for c in a.calls if c.object is not None and c.object not in localized]
             if bad:
                 raise ValueError(f"objects {bad} do not exist; use only {sorted(localized)}")
-            if not a.calls and not failures:
-                raise ValueError("the plan has no calls")
             incomplete = [f"call {i} ({c.skill}) needs " + " and ".join(missing) for i, c in enumerate(a.calls)
                           if (missing := _missing_fields(c.skill, c.object, c.target_pose))]
             if incomplete:
@@ -273,6 +271,8 @@ class LlmThinker:
                 f"Lying on their side now: {lying or 'none'}\n"
                 f"Failed attempts at this subtask (never repeat one unchanged): {_failures_json(failures)}")
         plan = self.client.ask("thinker", load_prompt("thinker"), user, ActionPlan, log, check=check)
+        if not plan.calls and not any(f.calls for f in failures):  # nothing was tried yet: it cannot plan this one
+            raise AgentError(f"no plan: {plan.rationale or 'the model gave no calls'}")
         if not plan.calls:  # the model found no different strategy
             raise NoStrategyLeftError(f"no different strategy remains: {plan.rationale or summary(failures)}")
         return plan
