@@ -36,7 +36,7 @@ def demo(args: argparse.Namespace) -> int:
 def run_and_report(instruction: str | None, task: str | None, args: argparse.Namespace) -> int:
     from mallvi.config import ConfigError
     from mallvi.orchestration.prechecks import check_checkpoint, precheck_instruction
-    from mallvi.orchestration.stations import RunRequest, check_options
+    from mallvi.orchestration.stations import RunRequest, check_options, check_video
     from mallvi.tracing.trace import claim_run_dir
 
     if getattr(args, "resume", None):
@@ -45,6 +45,8 @@ def run_and_report(instruction: str | None, task: str | None, args: argparse.Nam
         cmd = command_from_args(args, instruction, task)
         request = RunRequest(instruction=cmd.instruction, task=cmd.task, seed=cmd.seed, checkpoint=cmd.checkpoint,
                              resume_thread=cmd.resume, calibration=cmd.calibration)
+        if cmd.video:
+            check_video(cmd.cfg, cmd.trace_root)
         check_options(cmd.cfg, request)
         precheck_instruction(cmd.instruction, cmd.cfg)
     except (ConfigError, ValueError) as e:

@@ -28,7 +28,7 @@ from mallvi.orchestration.fault_budgets import budgets_for_contingency
 from mallvi.orchestration.judge import GRAPH_BELIEF, SuccessCheck, judge
 from mallvi.orchestration.result import RunResult, run_status
 from mallvi.orchestration.resume import RunSettings, record_settings, rewind_for_resume
-from mallvi.orchestration.stations import RIG_TASK, RigAccess, RunRequest, check_options, open_station
+from mallvi.orchestration.stations import RIG_TASK, RigAccess, RunRequest, check_options, check_video, open_station
 from mallvi.tracing.trace import TraceWriter
 
 log = logging.getLogger(__name__)
@@ -90,10 +90,9 @@ def run(
     the goal predicates. ConfigError for an option the Station cannot honour, before anything is built;
     DriverError when the rig does not come up.
     """
+    if video:
+        check_video(cfg, request.trace_dir)  # before any file is read
     kind = check_options(cfg, request)
-    if video and (kind == "rig" or request.trace_dir is None):
-        raise ConfigError("--video records a simulated camera into the trace: it needs the simulator or the twin "
-                          "(--robot sim or twin) and a trace folder")
     trace: TraceWriter | None = None
     if request.trace_dir is not None:
         try:

@@ -112,6 +112,14 @@ def check_options(cfg: RunConfig, request: RunRequest) -> str:
     return kind
 
 
+def check_video(cfg: RunConfig, trace_dir: Path | str | None) -> None:
+    """``--video`` records a simulated camera into the trace: refused (ConfigError) on the rig or without a trace
+    folder, before any file is read."""
+    if station_kind(cfg) == "rig" or trace_dir is None:
+        raise ConfigError("--video records a simulated camera into the trace: it needs the simulator or the twin "
+                          "(--robot sim or twin) and a trace folder")
+
+
 def check_calibration_file(path: Path) -> None:
     """Load the calibration file (bounded, typed, plausible) before anything is built; ConfigError naming the file
     and the key otherwise. Whether it fits the station's arm layout is checked when the Station opens."""

@@ -130,7 +130,12 @@ def test_a_skill_failure_goes_back_to_the_agent_the_actor_blames() -> None:
     assert out.status == "succeeded"
     i = seq.index("reflector")
     assert seq[i + 1] == "thinker"  # reach problems are the Thinker's
-    assert ("open_gripper", "right", None) in world.calls  # the failed attempt was cleaned up
+    # the failed attempt was cleaned up: the arm goes home still holding the block (nothing moved it to fall from),
+    # and the retry places it from the hand without grasping it again
+    failed_at = world.calls.index(("place_actor", "right", ("green_block", [0.0, -0.15, 0.74, 1.0, 0.0, 0.0, 0.0])))
+    after = world.calls[failed_at + 1:]
+    assert ("back_to_origin", "right", None) in after and ("open_gripper", "right", None) not in after
+    assert [c for c in after if c[0] == "grasp_actor"] == [] and after[-2][0] == "place_actor"
 
 
 def test_no_reflector_ablation_moves_on_without_checking() -> None:

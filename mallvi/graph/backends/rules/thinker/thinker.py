@@ -232,6 +232,10 @@ class RulesThinker:
             plan = clear_first(plan, subtask, obj, target, localized, scene, ctx.table_top_z)
             if not failures or repeats(plan.calls, localized, failures) is None:
                 return plan
+        # every way failed where the object lies: bring it to where the arms reach it, then plan the goal again
+        for alt in self.into_reach(subtask, obj, localized, scene, ctx):
+            if repeats(alt.calls, localized, failures) is None:
+                return alt
         raise NoStrategyLeftError(f"no different way remains to {subtask.text!r}; failed: {summary(failures)}")
 
     def _ee_variants(self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
@@ -283,10 +287,17 @@ class RulesThinker:
                     strategy=f"relay {giver}->{taker}",
                     rationale=f"relay {obj.id}: the {giver} arm puts it at ({mx:.2f}, {my:.2f}), the {taker} arm "
                               "carries it on"))
+        return plans + self.into_reach(subtask, obj, localized, scene, ctx)
+
+    @staticmethod
+    def into_reach(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
+                   ctx: AgentContext) -> list[ActionPlan]:
+        """The ways that only bring ``obj`` where an arm reaches it: nudges by either arm, then, for an object at
+        the back of the table, a pull or a drag towards the robot (``pull.py``)."""
+        forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
         toward = forced or side_of(obj)
-        plans += nudges(obj, scene, localized, table_z, toward, (toward, other(toward)), ctx.reach)
-        plans += pulls(obj, table_z)  # an object at the back: pulled from behind or slid by its near end
-        return plans
+        return [*nudges(obj, scene, localized, ctx.table_top_z, toward, (toward, other(toward)), ctx.reach),
+                *pulls(obj, ctx.table_top_z)]  # an object at the back: pulled from behind or slid by its near end
 
     def _usual(
         self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
