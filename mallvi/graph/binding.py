@@ -133,7 +133,8 @@ def _chain(s: Subtask, members: list[SceneObject]) -> list[Subtask]:
         raise RefusalError(f"stacking needs at least two objects: {s.text!r}")
     order = sorted(members, key=lambda o: math.dist(o.position_m[:2], WORK_CENTRE_XY_M))
     refs = [_as_member(s.obj, o) for o in order]
-    rel = "in" if canonical_label(s.obj.label) in {canonical_label(c) for c in CONTAINERS} else "on"
+    # nested when the members are containers (bowls), stacked otherwise ("box" names a block, not a container)
+    rel = "in" if canonical_label(s.obj.label) in CONTAINERS - {"box"} else "on"
     chain: list[Subtask] = []
     if s.relation == "center":
         chain.append(Subtask(text=f"{s.text} [{refs[0].phrase} to the centre]", action="place", obj=refs[0],
