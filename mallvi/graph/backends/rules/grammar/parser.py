@@ -392,6 +392,9 @@ def _rank_among(subtasks: list[Subtask], instruction: str) -> list[Subtask]:
         return subtasks
     if n < len(sized):
         raise RefusalError(f"the instruction speaks of {n} blocks but ranks {len(sized)} by size ({instruction!r})")
+    if n > 3 and any(r.size == "medium" for r in sized.values()):
+        raise RefusalError(f"cannot tell which of {n} blocks is the medium one: name each block's place by its rank "
+                           f"or colour ({instruction!r})")
 
     def among(r: ObjectRef) -> ObjectRef:
         return r.model_copy(update={"among": n}) if r.size and not r.color else r
