@@ -85,5 +85,6 @@ def test_openai_call_in_a_node_is_traced_without_the_key(tmp_path: Path, server:
     assert (call["tokens_in"], call["tokens_out"]) == (42, 5)
     # the index leaves a call's prompt and response in the file; they are read back when a page opens the call
     assert run.event_value(call, "response") == '{"arm": "left"}' and call["latency_s"] > 0
-    assert run.event_value(call, "prompt") == [{"role": "human", "content": "Which arm grasps the red block at x=-0.1?"}]
+    prompt = [{"role": "human", "content": "Which arm grasps the red block at x=-0.1?"}]
+    assert run.event_value(call, "prompt") == prompt
     assert run.tokens == 47

@@ -15,7 +15,7 @@ from where the object then lies:
   the table's depth, whose far end no hand gets behind. Only an arm the benchmark's allocation rule lets grasp the
   object drags it (``ALLOCATION_X_M``).
 
-Probed in the simulator (handover_block, the 0.06 x 0.06 x 0.20 m bar lying down). Pull: with the approach leaned 50°
+Probed in the simulator (a 0.06 x 0.06 x 0.20 m bar lying down). Pull: with the approach leaned 50°
 and the fingers' opening axis across the approach (turned one way for the right arm, the other for the left: the
 other way round the right arm found IK for few of these poses), each arm reaches the grasp centre 3 and 9 cm above
 the table from y = 0.06 to 0.27 m at x = ±0.10 and to 0.30 m at x = ±0.20; bars lying across the table at

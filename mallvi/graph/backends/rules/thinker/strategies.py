@@ -41,7 +41,7 @@ along x and y, 6 cm above the grasp centre (``PALM_ABOVE_GRASP_CENTRE_M``)."""
 PALM_ABOVE_GRASP_CENTRE_M = 0.06  # piper_dh: TCP_OFFSET_M - FINGER_BASE_M
 PALM_CLEAR_M = 0.01
 """Beside an object taller than the palm's height, the hand comes down this far from its side. In the simulator,
-handover_block's standing bar at (-0.29, -0.07): the closed fingers coming down 4 cm from its side (the palm 1.5 cm
+a standing 0.20 m bar at (-0.29, -0.07): the closed fingers coming down 4 cm from its side (the palm 1.5 cm
 inside it) threw it 40 cm; 6 cm from it, they came down clear and the push laid it down 13 cm further in."""
 NUDGE_CENTRE_ABOVE_BOTTOM_M = 0.03  # the grasp centre's height above the object's bottom while pushing
 NUDGE_RISE_M = 0.06  # the fingers come down from, and go back up to, this far above the object's top
