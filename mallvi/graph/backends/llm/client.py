@@ -225,7 +225,9 @@ class LlmClient:
             text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
             text = redact(text, self._secrets)  # an echoed key never enters the graph's state or checkpoints
             try:
-                answer = schema.model_validate_json(extract_json(text))
+                # strict=False: a raw control character inside a string is taken as it is (llama.cpp's JSON
+                # grammar lets a constrained model write one; the answer is otherwise well formed)
+                answer = schema.model_validate(json.loads(extract_json(text), strict=False))
                 if check is not None:
                     check(answer)
                 return answer
