@@ -202,7 +202,8 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
             break
     assert report is not None
     if not report.ok and report.failed_step is not None:
-        _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind), report.failed_step.arm)
+        _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind), report.failed_step.arm,
+                 report.failed_step.skill)
         report = report.model_copy(update={"commands": records})
     return {"actor_report": report}
 
@@ -280,15 +281,21 @@ def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
 
 
 def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord], kind: FailureKind | None = None,
-             failed_arm: str | None = None) -> None:
+             failed_arm: str | None = None, failed_skill: str | None = None) -> None:
     """After a failure: open the grippers used and send those arms home, so a retry starts from a known state.
 
     An arm that holds an object keeps it and goes home with it after a refused motion (``KEEP_HOLD_KINDS``), and
     whatever failed when the failed call was the other arm's (a hand-over whose taker missed): the retry starts
-    from the object in hand instead of wherever it would fall."""
+    from the object in hand instead of wherever it would fall; with end-effector actions (which are planned from
+    where the hands are) it stays where it is. An arm whose way home was what failed is not sent home again at
+    once (the same motion planned from the same pose fails the same way)."""
     for arm in sorted(arms):
         keep = (kind in KEEP_HOLD_KINDS or (failed_arm is not None and arm != failed_arm)) and _holds(ctx, arm)
-        for skill in ("back_to_origin",) if keep else ("open_gripper", "back_to_origin"):
+        stuck = failed_skill == "back_to_origin" and arm == failed_arm
+        if keep and getattr(ctx, "action_space", "primitives") == "ee":
+            continue  # end-effector actions are planned from where the hands are: it stays, holding
+        steps = ("back_to_origin",) if keep else ("open_gripper",) if stuck else ("open_gripper", "back_to_origin")
+        for skill in steps:
             try:
                 r = ctx.skills.open_gripper(arm) if skill == "open_gripper" else ctx.skills.back_to_origin(arm)  # type: ignore[arg-type]
             except Exception as e:
