@@ -40,7 +40,7 @@ ACTION_NAMES: dict[str, str] = {
 }
 ACTION_IDS: dict[str, str] = {v: k for k, v in ACTION_NAMES.items()}
 
-_PARAMS: dict[str, frozenset[str]] = {
+ACTION_PARAMETERS: dict[str, frozenset[str]] = {
     "grasp_actor": frozenset({"actor", "arm_tag", "pre_grasp_dis", "grasp_dis", "gripper_pos", "contact_point_id"}),
     "place_actor": frozenset(
         {"actor", "arm_tag", "target_pose", "functional_point_id", "pre_dis", "dis", "is_open", "constrain"}
@@ -68,7 +68,7 @@ def make_action(name: str, **parameters: Any) -> dict[str, Any]:
 def action_name(action: Mapping[str, Any]) -> str | None:
     """The action's name from ``action_name`` or ``action_id``; None if neither is known."""
     name = action.get("action_name")
-    if isinstance(name, str) and name in _PARAMS:
+    if isinstance(name, str) and name in ACTION_PARAMETERS:
         return name
     aid = str(action.get("action_id", "")).strip()
     return ACTION_NAMES.get(aid)
@@ -124,7 +124,7 @@ def prepare_action(action: Any) -> list[tuple[str, dict[str, Any]]] | SkillResul
     if not isinstance(params, Mapping):
         return SkillResult.failure(f"{name}: parameters must be a JSON object", BAD)
     params = {k: v for k, v in params.items() if not (name == "place_actor" and k in _IGNORED_PLACE_OPTIONS)}
-    unknown = sorted(set(params) - _PARAMS[name])
+    unknown = sorted(set(params) - ACTION_PARAMETERS[name])
     if unknown:
         return SkillResult.failure(f"{name} has no parameter(s) {', '.join(unknown)}", BAD)
     arms: list[object] = [params.get("arm_tag", "")]

@@ -1,7 +1,10 @@
 """The single agent's episode loops under the paper protocol: the original benchmark's evaluation scripts
 (``myvlmEb_eval.py`` for Tier 2, ``myvlmEb_eval_vla.py`` for Tier 3) on our world.
 
-Per turn: one model call; its plan cut to the task's chunk; each action run (``paper_actions``) and answered with
+Per turn: one model call; its plan cut to the task's chunk; the chunk's arguments checked whole before its first
+action (mallvi's safety rule: a malformed value in an action it can read refuses the chunk, "Action failed: the plan
+was refused ..."; the original would run the actions before it; an action it cannot read is answered in its own
+words when its turn comes, as there); each action run (``paper_actions``) and answered with
 the original's line ("Action succeeded.", "Action failed: ...", "Invalid action format: ..."); an unusable reply
 gets "Action is empty, ...". Tier 2 checks success after every succeeded action and after the turn; the first
 failed action (or ``get_arm_pose``, whose pose the original reports as a failure) ends the chunk; a failed motion
@@ -18,10 +21,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from mallvi.bench.actions import execute_ee_action
+from mallvi.bench.actions import ee_action_problem, execute_ee_action
 from mallvi.bench.agents.agent_protocols import EpisodeStats, Planner, TurnRecord
 from mallvi.bench.agents.single_paper_prompt import EMPTY_FEEDBACK, HISTORY_TURNS
-from mallvi.bench.paper_actions import Outcome, parse_ee_item, run_action
+from mallvi.bench.paper_actions import Outcome, chunk_argument_problem, parse_ee_item, run_action
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld
 from mallvi.tracing.trace import TraceWriter
 
@@ -66,7 +69,16 @@ def run_planning_paper(task: BenchTask, world: BenchWorld, planner: Planner, tra
         chunk = _turn(planner, task, world, history, turn, stats, trace)
         items = _items(chunk)
         lines: list[str] = [] if items else [EMPTY_FEEDBACK]
-        for item in items:
+        bad = chunk_argument_problem(task, world, items)
+        if bad is not None:  # mallvi's safety rule over the original's: nothing of a malformed chunk runs
+            i, why = bad
+            message = f"the plan was refused before its first action: action {i + 1} of {len(items)}: {why}"
+            trace.emit("safety_refusal", arm=(items[i].get("parameters") or {}).get("arm_tag"),
+                       command=items[i].get("action_name"), reason=message)
+            stats.actions += 1
+            stats.failed_actions += 1
+            lines = [f"Action failed: {message}\n"]
+        for item in items if bad is None else []:
             if not isinstance(item, dict):
                 lines.append(f"Invalid action format: {item}\n")
                 continue
@@ -103,7 +115,14 @@ def run_fine_paper(task: BenchTask, world: BenchWorld, planner: Planner, trace: 
         chunk = _turn(planner, task, world, history, turn, stats, trace)
         items = _items(chunk)
         lines: list[str] = [] if items else [EMPTY_FEEDBACK]
-        for item in items:
+        bad = _malformed_ee_chunk(items)
+        if bad is not None:  # mallvi's safety rule over the original's: nothing of a malformed chunk runs
+            i, why = bad
+            message = f"the plan was refused before its first action: action {i + 1} of {len(items)}: {why}"
+            trace.emit("safety_refusal", arm="both", command="execute_ee_action", reason=message)
+            stats.failed_actions += 1
+            lines.append(f"Action failed: {message}\n")
+        for item in items if bad is None else []:
             values, error = parse_ee_item(item)
             if values is None:
                 lines.append(f"Action failed: {error}\n")
@@ -128,6 +147,20 @@ def run_fine_paper(task: BenchTask, world: BenchWorld, planner: Planner, trace: 
             break
         turn += 1
     return stats
+
+
+def _malformed_ee_chunk(items: list[Any]) -> tuple[int, str] | None:
+    """The first Tier 3 action of a chunk whose numbers are malformed (a zero quaternion, a gripper opening out of
+    range; an arm given as NaN stays, as the original's), and why; None when every action is sound. An action
+    the original cannot read at all is answered in its own words when its turn comes, as there."""
+    for i, item in enumerate(items):
+        values, _ = parse_ee_item(item)
+        if values is None:
+            continue
+        bad = ee_action_problem(values, still_arms=True)
+        if bad is not None:
+            return i, bad.message
+    return None
 
 
 def _plain(value: Any) -> Any:

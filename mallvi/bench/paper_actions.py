@@ -26,11 +26,13 @@ from typing import Any
 import numpy as np
 
 from mallvi.bench import paper_skills
+from mallvi.bench.actions import ACTION_PARAMETERS, prepare_action
 from mallvi.bench.arith import evaluate
 from mallvi.bench.paper_rules import RULES, TaskRules, resolve
 from mallvi.bench.tasks.task_base import BenchTask, BenchWorld, pos
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.robot_drivers.safety.skill_args import check_plan
 
 #: failures that are a failed motion plan, which freeze the episode
 PLAN_FAILURES = frozenset({FailureKind.UNREACHABLE, FailureKind.NO_PLAN, FailureKind.REFUSED_BY_GUARD})
@@ -314,3 +316,49 @@ def parse_ee_item(item: Any) -> tuple[list[float] | None, str | None]:
     if len(values) != 16:
         return None, f"Invalid action length: {len(values)}. Must be a list or tuple of 16 numbers."
     return values, None
+
+
+def argument_problem(task: BenchTask, world: BenchWorld, action: Any) -> str | None:
+    """Why an action the executor would run has a malformed argument (a number that is not finite, a zero
+    quaternion, a pose of the wrong length, an id that is not a number), checked as the skills check it after the
+    original's own readings (unknown keys dropped, the object named by its substrings, a quaternion normalised, a
+    gripper opening clipped); None when it is sound, and for what the executor answers itself without moving (an
+    unknown action, arm tag or object, a pose written as text)."""
+    if not isinstance(action, Mapping) or not isinstance(action.get("parameters", {}), Mapping):
+        return None
+    name = action.get("action_name")
+    if name not in ACTION_PARAMETERS:
+        return None
+    rules = RULES[task.name]
+    params = action.get("parameters", {})
+    arm = params.get("arm_tag", "")
+    arm = arm.lower() if rules.lower_arm_tag and isinstance(arm, str) else arm
+    if arm not in ("left", "right"):
+        return None
+    kept: dict[str, Any] = {k: v for k, v in params.items() if k in ACTION_PARAMETERS[name]}
+    actor = kept.get("actor")
+    if isinstance(actor, str):
+        match = resolve(rules, actor.lower())
+        if match is None or match.missing or match.obj not in world.objects:
+            return None
+        kept["actor"] = match.obj
+    if isinstance(kept.get("target_pose"), list):
+        kept["target_pose"] = _unit_quat(kept["target_pose"])
+    for key in ("pos", "gripper_pos"):
+        if isinstance(kept.get(key), int | float) and math.isfinite(kept[key]):
+            kept[key] = min(1.0, max(0.0, float(kept[key])))
+    calls = prepare_action({"action_name": name, "parameters": {**kept, "arm_tag": arm}})
+    if isinstance(calls, SkillResult):
+        return None if isinstance(params.get("target_pose"), str) else calls.message
+    bad = check_plan(calls, set(world.objects))
+    return None if bad is None else bad[1].message
+
+
+def chunk_argument_problem(task: BenchTask, world: BenchWorld, items: list[Any]) -> tuple[int, str] | None:
+    """The first action of a chunk with a malformed argument (``argument_problem``) and why, checked for every
+    action before the first runs; None when all are sound."""
+    for i, item in enumerate(items):
+        why = argument_problem(task, world, item)
+        if why is not None:
+            return i, why
+    return None

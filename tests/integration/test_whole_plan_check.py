@@ -210,3 +210,48 @@ def test_a_tier_3_chunk_with_a_bad_second_action_moves_nothing(tmp_path: Path) -
     np.testing.assert_allclose(joints_after, joints, atol=1e-9)  # the first, well-formed action did not run
     assert stats.failed_actions == stats.turns >= task.max_turns
     assert "action 2 of 3" in planner.histories[1][-1].feedback[0]
+
+
+def test_under_the_paper_protocol_a_bad_second_action_moves_nothing_either(tmp_path: Path) -> None:
+    """The original's loops run a chunk action by action; mallvi checks the chunk whole first there too."""
+    from mallvi.bench.loop_paper import run_fine_paper, run_planning_paper
+
+    task, world = _bench_world("stack_blocks_three")
+    try:
+        obj = sorted(world.objects)[0]
+        p = world.objects[obj].pose.p
+        arm = "left" if p[0] < 0 else "right"
+        planner = _Scripted([make_action("grasp_actor", actor=obj, arm_tag=arm),
+                             make_action("place_actor", actor=obj, arm_tag=arm,
+                                         target_pose=[float(p[0]), float(p[1]) + 0.1, float(p[2]), *ZERO_QUAT])])
+        joints, objects = _sim_state(world)
+        with TraceWriter(tmp_path / "t2") as trace:
+            stats = run_planning_paper(task, world, planner, trace)
+        joints_after, objects_after = _sim_state(world)
+    finally:
+        world.close()
+    np.testing.assert_allclose(joints_after, joints, atol=1e-9)
+    for name, xyz in objects.items():
+        np.testing.assert_allclose(objects_after[name], xyz, atol=1e-6)
+    assert stats.failed_actions == task.max_turns
+    feedback = planner.histories[1][-1].feedback
+    assert len(feedback) == 1 and feedback[0].startswith("Action failed: the plan was refused before its first "
+                                                         "action: action 2 of 2")
+    events = read_events(tmp_path / "t2")
+    assert not [e for e in events if e["kind"] == "actor_command"]
+    assert {e["command"] for e in events if e["kind"] == "safety_refusal"} == {"place_actor"}
+
+    task, world = _bench_world("stack_blocks_two")
+    try:
+        left, right = world.arms["left"].ee_pose(), world.arms["right"].ee_pose()
+        lower = [*left.position_m[:2], left.position_m[2] - 0.05, *left.quat_wxyz, 1.0, *right.as_list(), 1.0]
+        broken = [*left.position_m, *ZERO_QUAT, 1.0, *right.as_list(), 1.0]
+        planner = _Scripted([lower, broken])
+        joints, _ = _sim_state(world)
+        with TraceWriter(tmp_path / "t3") as trace:
+            stats = run_fine_paper(task, world, planner, trace)
+        joints_after, _ = _sim_state(world)
+    finally:
+        world.close()
+    np.testing.assert_allclose(joints_after, joints, atol=1e-9)  # the first, well-formed action did not run
+    assert stats.failed_actions == stats.turns and "action 2 of 2" in planner.histories[1][-1].feedback[0]
