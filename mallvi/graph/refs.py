@@ -122,7 +122,7 @@ def resolve(ref: ObjectRef, candidates: Sequence[Candidate], exclude: Sequence[s
         generic = [c for c in pool if canonical_label(c.label) == "object"]
         pool = generic or [c for c in pool if canonical_label(c.label) not in SCENERY_LABELS] or pool
     if (ref.size or ref.rank) and pool and not ref.color:
-        pool = ranked_group(ref, pool, candidates)
+        pool = ranked_group(ref, pool, candidates, by_size=True)
     if ref.rank and pool:
         if len(pool) < ref.rank:
             raise ResolutionError(f"{ref.phrase!r} cannot be told: it ranks {ref.rank} by size, but only "
@@ -151,6 +151,7 @@ CUBE_FOOTPRINT_MIN = 0.83  # axis-aligned extent only: the narrower over the wid
 CUBE_HEIGHT_RANGE = (0.6, 1.2)  # ... and height over the wider side (a cube turned 45 degrees: 0.71)
 ALIKE_MARGIN = 0.15  # log size spread by which the most alike group must beat the next one
 ALIKE_STEP_MAX = 2.0  # in a group of alike objects, each edge is at most this many times the next smaller one
+RANK_STEP_MIN = 1.05  # objects a size word ranks differ at least this much in edge (twin dice cannot be ranked)
 
 
 def _bottom(c: Candidate) -> float:
@@ -198,13 +199,22 @@ def _steps_alike(group: Sequence[Candidate]) -> bool:
     return all(b <= ALIKE_STEP_MAX * a for a, b in pairwise(edges))
 
 
+def _rankable(group: Sequence[Candidate]) -> bool:
+    """Whether, sorted by size, each member's edge is at least ``RANK_STEP_MIN`` times the next smaller one's."""
+    edges = sorted(max(c.volume_m3, 1e-12) ** (1 / 3) for c in group)
+    return all(b >= RANK_STEP_MIN * a for a, b in pairwise(edges))
+
+
 def _describe(cands: Sequence[Candidate]) -> str:
     return ", ".join(f"{c.name} ({c.volume_m3 ** (1 / 3) * 100:.1f} cm)" for c in cands)
 
 
-def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence[Candidate]) -> list[Candidate]:
+def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence[Candidate],
+                 by_size: bool = False) -> list[Candidate]:
     """The objects a size word ranks: those of ``pool`` resting on something; with ``ref.among`` = n, the n
-    cube-shaped ones most alike in size. Raises ResolutionError when the n cannot be told."""
+    cube-shaped ones most alike in size. With ``by_size`` (the instruction ranks them by size) only groups whose
+    members differ in size are considered: identical dice cannot be told largest from smallest. Raises
+    ResolutionError when the n cannot be told."""
     group = [c for c in pool if resting(c, everything)]
     n = ref.among
     if n is None:
@@ -220,7 +230,10 @@ def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence
         raise ResolutionError(
             f"{ref.phrase!r} is ambiguous: the instruction speaks of {n} {ref.label or 'object'}s, but only "
             f"{len(cubes)} cube-shaped ones are seen ({_describe(cubes) or 'none'}) among {_describe(group)}")
-    ranked = sorted(combinations(cubes, n), key=_spread)
+    groups = list(combinations(cubes, n))
+    if by_size and any(_rankable(g) for g in groups):
+        groups = [g for g in groups if _rankable(g)]
+    ranked = sorted(groups, key=_spread)
     best = ranked[0]
     if len(ranked) > 1 and _spread(ranked[1]) - _spread(best) < ALIKE_MARGIN:
         raise ResolutionError(

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from mallvi.graph.schemas import Predicate, SceneObject
+from mallvi.graph.refs import canonical_label
+from mallvi.graph.schemas import Predicate, SceneObject, Subtask
 
 SAME_OBJECT_XY_M = 0.04
 MOVED_BY_FAULT_MAX_M = 0.30  # how far a push, a drop or an off-target place may have taken the lost object
@@ -95,3 +96,38 @@ def recover_from_view(previous: list[SceneObject], objects: list[SceneObject], s
             out.append(same[0].model_copy(update={"id": p.id, "label": p.label, "source": f"{same[0].source}@{view}"}))
     return out
 
+
+ALIGN_M = 0.15  # a fresh detection this close to where an object is expected is that object
+
+
+def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subtask: Subtask,
+                  placed_at: tuple[float, float, float] | None) -> dict[int, str]:
+    """Index in ``fresh`` -> the localised id it is, for the fresh objects that match one (see ``align_ids``)."""
+    def kind(o: SceneObject) -> tuple[str, str | None]:
+        return (canonical_label(o.label), o.color)
+
+    moved = subtask.obj.instance
+    free = list(range(len(fresh)))
+    names: dict[int, str] = {}
+    for oid, old in sorted(before.items(), key=lambda kv: kv[0] != moved):
+        expected = placed_at if oid == moved and placed_at is not None else old.position_m
+        same = [i for i in free if kind(fresh[i]) == kind(old)]
+        if not same:
+            continue
+        best = min(same, key=lambda i: math.dist(fresh[i].position_m, expected))
+        if len(same) == 1 or math.dist(fresh[best].position_m, expected) < ALIGN_M:
+            names[best] = oid
+            free.remove(best)
+    return names
+
+
+def settled(localized: dict[str, SceneObject], fresh: list[SceneObject], subtask: Subtask,
+            placed_at: tuple[float, float, float] | None) -> dict[str, SceneObject]:
+    """The localised objects where a fresh scan after a finished subtask sees them (matched as ``align_ids``
+    does); one not matched keeps its last position. The next subtask looks for them there first."""
+    out = dict(localized)
+    for i, oid in aligned_names(fresh, localized, subtask, placed_at).items():
+        seen = fresh[i]
+        out[oid] = localized[oid].model_copy(update={"position_m": seen.position_m, "size_m": seen.size_m,
+                                                     "box_m": seen.box_m, "points": seen.points})
+    return out

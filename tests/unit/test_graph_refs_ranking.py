@@ -96,6 +96,16 @@ def test_no_clear_group_is_refused_not_guessed() -> None:
         ranks(seen)
 
 
+def test_identical_dice_are_not_a_group_a_size_word_can_rank() -> None:
+    # four 2 cm dice of the clutter: any three of them are more alike than the blocks, but cannot be ranked
+    dice = [obj(f"clutter_{i}", "white", -0.35 + 0.1 * i, 0.25, (0.02, 0.02, 0.02), label="clutter")
+            for i in range(4)]
+    assert ranks(blocks() + dice) == ("red_block", "green_block", "blue_block")
+    # with the smallest block hidden the dice still do not stand in for it
+    with pytest.raises(ResolutionError, match="ambiguous"):
+        ranks(blocks()[:2] + dice)
+
+
 def test_a_die_does_not_stand_in_for_a_block_not_seen() -> None:
     # the smallest block hidden (under an arm, out of view): a die would be the third cube-shaped object
     seen = [*blocks()[:2], obj("orange_block", "orange", 0.15, 0.27, (0.02, 0.02, 0.02))]

@@ -22,6 +22,7 @@ from mallvi.graph.context import GraphContext
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, lost_again, record, rescanned_last
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.posture import lies_on_side
+from mallvi.graph.scene_memory import settled
 from mallvi.graph.schemas import (
     RETRYABLE_AGENTS,
     ActorReport,
@@ -219,6 +220,11 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     target = _place_target(state["actor_report"])
     if v.verdict == "success" and target is not None:
         update["placed_at"] = {**state.get("placed_at", {}), str(state["subtask_index"]): list(target)}
+    if v.verdict == "success" and obs is not None:
+        # what was moved is looked for where it is now (two alike bowls: the next subtask's Grounder takes the
+        # detection nearest the last known position)
+        update["localized"] = settled(state["localized"], ctx.perception.scan(obs), current_subtask(state),
+                                      target)
     if obs is not None and _may_reopen(v, update) and (hit := undone(state, ctx, obs, log)) is not None:
         j, why = hit
         back: GraphState = {**state, "subtask_index": j}

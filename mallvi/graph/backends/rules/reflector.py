@@ -18,6 +18,7 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import Box, PredicateResult, evaluate, relation_holds
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
+from mallvi.graph.scene_memory import aligned_names
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
@@ -120,7 +121,6 @@ class RulesReflector:
                        explanation=text)
 
 
-ALIGN_M = 0.15  # a fresh detection this close to where an object is expected is that object
 
 
 def _group_member(subtask: Subtask) -> bool:
@@ -152,21 +152,7 @@ def align_ids(fresh: list[SceneObject], before: dict[str, SceneObject], subtask:
     """The fresh scan with its objects named as the localised ones they are: alike objects (three bottles, two
     cans) get their ids by position, the subtask's object by where it was put (``placed_at``), the others by where
     they were. A fresh object that matches none keeps its id (unless another took it)."""
-    def kind(o: SceneObject) -> tuple[str, str | None]:
-        return (canonical_label(o.label), o.color)
-
-    moved = subtask.obj.instance
-    free = list(range(len(fresh)))
-    names: dict[int, str] = {}
-    for oid, old in sorted(before.items(), key=lambda kv: kv[0] != moved):
-        expected = placed_at if oid == moved and placed_at is not None else old.position_m
-        same = [i for i in free if kind(fresh[i]) == kind(old)]
-        if not same:
-            continue
-        best = min(same, key=lambda i: math.dist(fresh[i].position_m, expected))
-        if len(same) == 1 or math.dist(fresh[best].position_m, expected) < ALIGN_M:
-            names[best] = oid
-            free.remove(best)
+    names = aligned_names(fresh, before, subtask, placed_at)
     taken = set(names.values())
     out = []
     for i, o in enumerate(fresh):

@@ -228,11 +228,13 @@ def handover_calls(giver: str, taker: str, obj: SceneObject, table_z: float, att
     up in the middle turned in turn until the receiver reaches a grasp far from the giver's, the giver lets go and
     goes home, the receiver lifts it a little."""
     g_cps, t_cps = handover_grasps(obj)
-    poses = [[x, y, table_z + h, *yaw_quat(yaw)] for h in HANDOVER_BOTTOM_M for (x, y) in HANDOVER_XY_M
-             for yaw in HANDOVER_YAWS_RAD]
-    poses = rotate(poses, attempt * len(HANDOVER_YAWS_RAD))
+    # each attempt holds it up turned another way first (the turn decides which of the object's sides the
+    # receiver can reach), mirrored for the giver's side; the other heights and spots are ways to reach it
+    yaws = [(math.pi - y if giver == "right" else -y) for y in HANDOVER_YAWS_RAD]
+    poses = [[x, y, table_z + h, *yaw_quat(yaw)] for yaw in rotate(yaws, attempt) for h in HANDOVER_BOTTOM_M
+             for (x, y) in HANDOVER_XY_M]
     hold_up = _call("place_actor", giver, obj.id, poses[0],
-                    alternatives=[CallVariant(target_pose=list(p)) for p in poses[1:12]],
+                    alternatives=[CallVariant(target_pose=list(p)) for p in poses[1:]],
                     functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain="align")
     take = grasp_call(taker, obj, rotate(t_cps, attempt), TAKE_PRE_GRASP_M)
     first = _call("upright_actor", giver, obj.id) if lying else grasp_call(giver, obj, g_cps)
