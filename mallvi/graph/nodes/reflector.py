@@ -169,6 +169,23 @@ def _place_target(report: ActorReport | None) -> tuple[float, float, float] | No
     return None
 
 
+def last_known(state: GraphState) -> dict[str, SceneObject]:
+    """Every object where it was last known: the scene memory, moved to where each finished subtask put its
+    object (without the object's old points), then this subtask's localised objects. An earlier subtask's object
+    now hidden under a later one (the lowest of three bowls) is re-checked from there."""
+    scene, plan = state["scene"], state["plan"]
+    known = {o.id: o for o in scene.objects} if scene is not None else {}
+    for j in sorted(set(state["completed"])):
+        target = state.get("placed_at", {}).get(str(j))
+        oid = plan.subtasks[j].obj.instance if plan is not None and j < len(plan.subtasks) else None
+        if target is not None and oid is not None and oid in known:
+            o = known[oid]
+            known[oid] = o.model_copy(update={"position_m": (target[0], target[1], target[2] + o.size_m[2] / 2),
+                                              "points": {}})
+    known.update(state["localized"])
+    return known
+
+
 def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog) -> tuple[int, Verdict] | None:
     """The first earlier subtask whose placement no longer holds in ``obs`` (e.g. a block knocked off the stack).
 
@@ -196,7 +213,7 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
         commands = [CommandRecord(skill="place_actor", arm="left", args={"target_pose": target}, ok=True,
                                   message="re-check")] if target else []
         v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check", commands=commands),
-                                     state["localized"], obs, ctx, log)
+                                     last_known(state), obs, ctx, log)
         if v.verdict == "failure" and v.failure_category in UNDO_CATEGORIES:
             return j, v.model_copy(update={"explanation": f"subtask {j + 1} was undone: {v.explanation}"})
     return None

@@ -29,7 +29,9 @@ WALL_M = 0.01  # a container's wall, taken off its inner size
 CELL_MARGIN_M = 0.005  # an object in a row of cells keeps this much more from the walls
 NEAR_ARM_M = 0.035  # where the arm cannot reach a container's centre, it tries this much nearer its side
 NEST_RATIO = 0.8  # an object at least this wide as a container's inside nests in it (rests on its walls)
-NEST_HEIGHT_FRACTION = 0.25
+NEST_GAP_M = 0.012  # a nested object's bottom is placed this far above the lower one's bottom ...
+NEST_PRE_M = 0.10  # ... by a descent from this far above that ...
+NEST_LET_GO_M = 0.02  # ... which lets go this far short of it
 SPOT_CLEAR_M = 0.02  # a free spot keeps this far from every other object's box
 SPOT_STEPS_M = (0.0, 0.03, -0.03, 0.06, -0.06)
 HANDOVER_BOTTOM_M = (0.10, 0.14, 0.07)  # the held object's bottom above the table at the hand-over, in order
@@ -171,16 +173,31 @@ def lower_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z
 def into_container(arm: str, obj: SceneObject, box: SceneObject, subtask: Subtask, holding: bool,
                    grasp: Sequence[int] = ()) -> list[SkillCall]:
     """Grasp (unless held) and lower ``obj`` into ``box`` at its spot. An object as wide as the container (a bowl
-    into a bowl) nests: it is let go where it rests on the container's walls, a quarter of its height up."""
+    into a bowl) nests (``nest_into``)."""
     spot = container_spot(box, obj, subtask.slot, len(subtask.group), arm)
     calls = [] if holding else [grasp_call(arm, obj, grasp)]
     inner = min((box.box_m or box.size_m)[:2]) - 2 * WALL_M
     nests = max((obj.box_m or obj.size_m)[:2]) >= NEST_RATIO * inner
-    floor = ft.bottom_z(box) + NEST_HEIGHT_FRACTION * box.size_m[2] if nests else ft.floor_z(box)
+    if nests:
+        return calls + nest_into(arm, obj, spot, ft.bottom_z(box) + NEST_GAP_M)
+    floor = ft.floor_z(box)
     by_top = {g.cp for g in ft.grasps(obj) if g.top_down}
     if grasp and set(grasp) <= by_top:  # held from above: the place's own descent along the grasp is straight down
         return calls + descend_into(arm, obj, spot, floor, ft.top_z(box))
     return calls + lower_into(arm, obj, spot, floor, ft.top_z(box), toward_arm_m=NEAR_ARM_M)
+
+
+def nest_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], bottom_z: float) -> list[SkillCall]:
+    """Nest a held object in one as wide (a bowl in a bowl): the place's own descent from ``NEST_PRE_M`` above
+    brings its bottom to ``NEST_LET_GO_M`` above ``bottom_z`` and lets go there, so the hand stays clear of the
+    lower rim and the object settles on the walls. Where the arm cannot, the object is turned about its axis, then
+    the descent starts lower."""
+    target = [spot_xy[0], spot_xy[1], bottom_z]
+    others = [CallVariant(target_pose=[*target, *yaw_quat(yaw)], args={"constrain": "align"}) for yaw in PLACE_YAWS_RAD]
+    others += [CallVariant(args={"pre_dis": p}) for p in (0.06, 0.03)]
+    return [_call("place_actor", arm, obj.id, target, alternatives=others, functional_point_id=0,
+                  pre_dis=NEST_PRE_M, dis=NEST_LET_GO_M, constrain="free"),
+            _call("back_to_origin", arm)]
 
 
 def descend_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z: float,
