@@ -118,6 +118,16 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
         if len(same) == 1 or math.dist(fresh[best].position_m, expected) < ALIGN_M:
             names[best] = oid
             free.remove(best)
+    # a shape word may change from one view to the next (a block half hidden under another reads "object"):
+    # the one free object of a colour near where an unmatched object of that colour is expected is that object
+    for oid, old in before.items():
+        if oid in names.values() or old.color is None:
+            continue
+        expected = placed_at if oid == moved and placed_at is not None else old.position_m
+        tinted = [i for i in free if fresh[i].color == old.color]
+        if len(tinted) == 1 and math.dist(fresh[tinted[0]].position_m, expected) < ALIGN_M:
+            names[tinted[0]] = oid
+            free.remove(tinted[0])
     return names
 
 

@@ -12,6 +12,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.context import GraphContext
+from mallvi.graph.in_hand import holding_arm
 from mallvi.graph.nodes.common import attempt_of, current_subtask
 from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import Detection2D, SceneMemory, StageError
@@ -39,7 +40,9 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
         return {"stage_error": StageError(agent="grounder", message=str(e)), "llm_calls": log.records,
                 "image_ids": [image_id]}
     # an object hidden under another one (scene memory) is not expected in the image; the Projector uses memory
-    missing = [oid for oid in state["focus"] if oid not in chosen and not is_remembered(scene.get(oid))]
+    # ... nor one a hand holds (it may be hidden between the fingers; the Projector puts it at the hand)
+    missing = [oid for oid in state["focus"] if oid not in chosen and not is_remembered(scene.get(oid))
+               and holding_arm(state, ctx, oid) is None]
     image_ids = [image_id]
     for name, view in ctx.extra_views.items():  # what the main camera does not see, looked for in the others
         if not missing:

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from mallvi.contracts.observation import Observation
 from mallvi.graph.context import GraphContext
+from mallvi.graph.in_hand import holding_arm, in_hand
 from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import SceneObject, StageError
 from mallvi.graph.state import GraphState
@@ -34,6 +35,12 @@ def projector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
             continue
         known = scene.get(oid) if scene else None
         localized[oid] = obj.model_copy(update={"id": oid, "color": obj.color or (known.color if known else None)})
+    for oid in state["focus"]:
+        if oid in localized or oid in failed or (arm := holding_arm(state, ctx, oid)) is None:
+            continue
+        last = state["localized"].get(oid) or (scene.get(oid) if scene else None)
+        if last is not None:
+            localized[oid] = in_hand(last, arm, ctx)  # not seen in the image: where the hand holding it is
     for oid in state["focus"]:
         remembered = scene.get(oid) if scene else None
         if remembered is not None and oid not in localized and oid not in failed and is_remembered(remembered):

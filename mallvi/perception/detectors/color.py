@@ -3,7 +3,8 @@
 Rejects what is not a table-top object: with depth, pixels must stand at least ``min_height_m`` above the
 support plane (so the table and shadows on it are ignored) and lie no further than the table's far edge (a wall
 behind it, ``background.py``); a component's 3D size must stay below ``max_size_m``, its lowest visible point
-within ``max_rest_height_m`` of the table (robot links, walls), and its points must cover an area of the table
+within ``max_rest_height_m`` of the table for grey, black and white (robot links, walls; a coloured one within
+``max_rest_height_chromatic_m``: the top of a tower), and its points must cover an area of the table
 rather than lie on one upright plane (a wall's face). Black or white components cut by the image border are
 dropped (robot links entering the view); a coloured component cut by the border is kept if it is large enough,
 with its score lowered and its position that of its visible part.
@@ -50,6 +51,8 @@ class ColorDetectorConfig:
     close_px: int = 2
     grow_px: int = 4
     max_rest_height_m: float = 0.15
+    #: ... and for a chromatic one (robot links are grey and black): the top block of a tower of four is 0.17 m up
+    max_rest_height_chromatic_m: float = 0.35
     #: height / apparent width (sqrt of the pixel area at the object's depth) at which a "block" counts as a cube
     cube_compactness: float = 0.7
     reject_border: bool = True
@@ -144,7 +147,8 @@ class ColorDetector:
                     continue  # cut by the image edge: robot links, or too little of an object to localise
                 compact: float | None = None
                 if z is not None:
-                    plausible, compact = self._measure(comp, (x, y, w, h), area, obs, z, table_z, edge)
+                    plausible, compact = self._measure(comp, (x, y, w, h), area, obs, z, table_z, edge,
+                                                       chromatic=color not in ACHROMATIC)
                     if not plausible:
                         continue
                 contours, _ = cv2.findContours(comp.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE,
@@ -171,7 +175,7 @@ class ColorDetector:
 
     def _measure(self, comp: NDArray[np.bool_], box: tuple[int, int, int, int], area_px: float, obs: Observation,
                  z: NDArray[np.float64], table_z: float | None,
-                 edge: FarEdge | None = None) -> tuple[bool, float | None]:
+                 edge: FarEdge | None = None, chromatic: bool = False) -> tuple[bool, float | None]:
         """Whether the component can be a table-top object, and its compactness (height / apparent width)."""
         x, y, w, h = box
         local = comp & (obs.depth_m[y : y + h, x : x + w] > 0)
@@ -181,7 +185,8 @@ class ColorDetector:
         lo, hi = np.percentile(zs, [2, 98])
         if hi - lo > self.config.max_size_m:
             return False, None
-        if table_z is not None and lo - table_z > self.config.max_rest_height_m:
+        rest_max = self.config.max_rest_height_chromatic_m if chromatic else self.config.max_rest_height_m
+        if table_z is not None and lo - table_z > rest_max:
             return False, None  # floats high above the table: a robot link, not a table-top object
         whole = np.zeros(obs.depth_m.shape, dtype=bool)
         whole[y : y + h, x : x + w] = local

@@ -66,8 +66,12 @@ class RulesReflector:
         key = subtask.obj.key()
         remembered: list[str] = []
         before_cands = candidates_of(list(before.values()))
+        seen = {c.name for c in cands}
         for ref in refs_of(subtask):
             try:
+                if ref.instance is not None and ref.instance not in seen:
+                    # the bound object is not in view: another that fits its words is not it
+                    raise ResolutionError(f"{ref.instance} is not seen")
                 name = resolve(ref, cands, allow_color_only=True).name
                 boxes[ref.key()] = Box.of_scene(next(o for o in fresh if o.id == name))
                 continue
