@@ -110,9 +110,15 @@ def holder_of(obj: SceneObject, ctx: AgentContext) -> str | None:
     return None
 
 
+#: without grasp frames: (quarter turns about the vertical from the object's yaw, lean of the approach in rad)
+FRAMELESS_GRASPS = ((0, 0.0), (1, 0.0), (0, 0.5), (0, -0.5), (1, 0.5), (1, -0.5))
+FRAMELESS_WIDTH_MAX_M = 0.07  # ... added after the model's own frames only to an object at most this narrow
+
+
 def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
-    """The object's grasp frames (4x4, world) top-down ones first; without any, a top-down grasp 1.5 cm below
-    its top along its yaw."""
+    """The object's grasp frames (4x4, world) top-down ones first, then grasps 1.5 cm below its top: top-down
+    across either pair of faces, then leaning (``FRAMELESS_GRASPS``; the only ones without grasp frames, else
+    only for an object at most ``FRAMELESS_WIDTH_MAX_M`` across)."""
     frames: list[tuple[int | None, np.ndarray]] = []
     for g in sorted(ft.grasps(obj), key=lambda g: (not g.top_down, g.cp)):
         if g.approach_m[2] > 0.3:  # never from below
@@ -120,15 +126,22 @@ def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
         T = _frame_of(obj.points[f"cp{g.cp}"])
         frames.append((g.cp, T))
         frames.append((g.cp, _flipped(T)))  # a parallel gripper holds the same way turned half round
-    if frames:
+    # then (the only ones without grasp frames) top-down across either pair of faces, and leaning either way
+    # across the fingers, on an object narrow enough for the fingers
+    box = obj.box_m or obj.size_m
+    if frames and min(box[:2]) > FRAMELESS_WIDTH_MAX_M:
         return _distinct(frames)
-    yaw = ft.yaw_rad(obj)
-    T = np.eye(4)
-    c, s = math.cos(yaw), math.sin(yaw)
-    T[:3, 0], T[:3, 1] = (0.0, 0.0, -1.0), (c, s, 0.0)
-    T[:3, 2] = np.cross(T[:3, 0], T[:3, 1])
-    T[:3, 3] = (obj.position_m[0], obj.position_m[1], ft.top_z(obj) - 0.015)
-    return [(None, T)]
+    for quarter, lean in FRAMELESS_GRASPS:
+        yaw = ft.yaw_rad(obj) + quarter * math.pi / 2
+        T = np.eye(4)
+        c, s = math.cos(yaw), math.sin(yaw)
+        T[:3, 0], T[:3, 1] = (0.0, 0.0, -1.0), (c, s, 0.0)
+        T[:3, 2] = np.cross(T[:3, 0], T[:3, 1])
+        cl, sl = math.cos(lean), math.sin(lean)
+        T[:3, :3] = T[:3, :3] @ np.array([[cl, 0.0, sl], [0.0, 1.0, 0.0], [-sl, 0.0, cl]])
+        T[:3, 3] = (obj.position_m[0], obj.position_m[1], ft.top_z(obj) - 0.015)
+        frames += [(None, T), (None, _flipped(T))]
+    return _distinct(frames)
 
 
 def _flipped(T: np.ndarray) -> np.ndarray:
@@ -234,10 +247,23 @@ def ee_plan(subtask: Subtask, obj: SceneObject, target: SceneObject | None, loca
     arm = hint or held_by or _arm_for(obj, target, subtask, ctx)
     n = (len(TURNS_RAD) * len(CARRIES_M) if held_by == arm
          else max(1, len(grasp_frames(obj))) * len(PRE_GRASPS_M))
-    plans = [_ee_variant(subtask, obj, target, localized, scene, ctx, v % n, held_by, start, arm)
+    relay = None
+    if not hint and held_by is None and target is not None and not _one_arm_reaches(obj, target, ctx):
+        # no arm reaches both: the object's arm sets it down near the robot, where the other arm takes it on the
+        # next attempt (the subtask is planned again from there)
+        relay = gp.free_spot(EE_RELAY_XY_M[attempt % len(EE_RELAY_XY_M)], obj, gp.others(obj.id, scene, localized))
+    plans = [_ee_variant(subtask, obj, target, localized, scene, ctx, v % n, held_by, start, arm, relay)
              for v in range(attempt, attempt + min(n, FALLBACKS + 1))]
     first = plans[0]
     return first.model_copy(update={"fallbacks": [p.calls for p in plans[1:] if p.calls != first.calls]})
+
+
+EE_RELAY_XY_M = ((0.0, -0.13), (0.0, -0.10), (-0.04, -0.14), (0.04, -0.14))  # both arms reach down there
+
+
+def _one_arm_reaches(obj: SceneObject, target: SceneObject, ctx: AgentContext) -> bool:
+    return any(ctx.reach[side].reaches(*obj.position_m[:2]) and ctx.reach[side].reaches(*target.position_m[:2])
+               for side in ("left", "right"))
 
 
 def _arm_for(obj: SceneObject, target: SceneObject | None, subtask: Subtask, ctx: AgentContext) -> str:
@@ -254,7 +280,7 @@ def _arm_for(obj: SceneObject, target: SceneObject | None, subtask: Subtask, ctx
 
 def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, localized: dict[str, SceneObject],
                 scene: SceneMemory, ctx: AgentContext, variant: int, held_by: str | None, start: Hands,
-                arm: str) -> ActionPlan:
+                arm: str, relay_xy: tuple[float, float] | None = None) -> ActionPlan:
     hands = Hands({a: list(p) for a, p in start.pose.items()}, dict(start.grip))
     table_z = ctx.table_top_z
     if subtask.action == "lift" and subtask.arm_hint == "both":
@@ -270,6 +296,14 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
         pre = PRE_GRASPS_M[(variant // len(frames)) % len(PRE_GRASPS_M)]
         T_ee_obj = pick(hands, arm, obj, T_grasp, pre)
         grasped = f"grasp cp{cp}" if cp is not None else "a top-down grasp"
+    if relay_xy is not None:
+        place(hands, arm, obj, T_ee_obj, [relay_xy[0], relay_xy[1], table_z], release=True, turn_rad=0.0,
+              carry_m=carry)
+        return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee relay {arm} #{variant}",
+                          rationale=f"no arm reaches both {obj.id} and {target.id if target else 'its target'}: "
+                                    f"the {arm} arm sets {obj.id} ({grasped}) down at ({relay_xy[0]:.2f}, "
+                                    f"{relay_xy[1]:.2f}), within both arms' reach; the subtask is planned again "
+                                    "from there")
     where = _target_bottom(subtask, obj, target, localized, scene, table_z)
     if where is None:  # a pick or a lift: it stays in the hand
         if subtask.height_m is not None:
