@@ -1,0 +1,122 @@
+"""Plan details the graph needs on the benchmark's tasks, checked where they are decided: a bowl nested in a bowl
+is let go above the lower rim, a hand-over tries another turn on each attempt, Tier 3 sets an object down within
+both arms' reach when no arm reaches both ends, grasps are made up where perception gives no grasp frames, an
+earlier subtask's object hidden under a later one is re-checked from where it was put, and the colour detector
+sees the top block of a tower of four."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mallvi.graph.backends.rules.thinker import ee_plans
+from mallvi.graph.backends.rules.thinker import goal_plans as gp
+from mallvi.graph.nodes.reflector import last_known
+from mallvi.graph.schemas import ObjectRef, Plan, SceneMemory, SceneObject, Subtask
+from mallvi.graph.state import initial_state
+from mallvi.perception.detectors import make_detector
+from mallvi.perception.synthetic import SynthBox, head_camera, render
+from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
+
+BOWL = (0.17, 0.17, 0.05)
+
+
+def _bowl(oid: str, x: float, y: float) -> SceneObject:
+    return SceneObject(id=oid, label="bowl", position_m=(x, y, TABLE_Z + BOWL[2] / 2), size_m=BOWL, box_m=BOWL)
+
+
+def _block(oid: str, x: float, y: float, edge: float = 0.05) -> SceneObject:
+    return SceneObject(id=oid, label="block", color=oid.split("_")[0], position_m=(x, y, TABLE_Z + edge / 2),
+                       size_m=(edge,) * 3, box_m=(edge,) * 3)
+
+
+def _ref(oid: str, label: str) -> ObjectRef:
+    return ObjectRef(phrase=f"the {label}", label=label, instance=oid)
+
+
+def test_a_bowl_nests_by_the_places_own_descent_let_go_above_the_lower_rim() -> None:
+    upper, lower = _bowl("bowl", 0.2, 0.1), _bowl("bowl_2", -0.1, -0.05)
+    sub = Subtask(text="stack the bowls", action="stack", obj=_ref("bowl", "bowl"), target=_ref("bowl_2", "bowl"),
+                  relation="in")
+    calls = gp.into_container("left", upper, lower, sub, holding=False)
+    assert [c.skill for c in calls] == ["grasp_actor", "place_actor", "back_to_origin"]  # no lowering by hand
+    place = calls[1]
+    assert place.target_pose is not None
+    assert math.isclose(place.target_pose[2], TABLE_Z + gp.NEST_GAP_M, abs_tol=1e-6)
+    assert place.args["dis"] == gp.NEST_LET_GO_M and place.args["pre_dis"] == gp.NEST_PRE_M
+    # where the arm cannot get there, the bowl is turned about its axis first, then approached from lower down
+    assert any(v.args.get("constrain") == "align" for v in place.alternatives)
+    assert {v.args.get("pre_dis") for v in place.alternatives} >= {0.06, 0.03}
+
+
+def test_each_handover_attempt_offers_the_object_turned_another_way_mirrored_for_the_giver() -> None:
+    block = _block("red_block", -0.2, 0.0)
+
+    def first_yaw(giver: str, attempt: int) -> float:
+        hold = next(c for c in gp.handover_calls(giver, "right" if giver == "left" else "left", block, TABLE_Z,
+                                                 attempt, holding=False) if c.skill == "place_actor")
+        assert hold.target_pose is not None
+        w, z = hold.target_pose[3], hold.target_pose[6]
+        return round(math.degrees(2 * math.atan2(z, w))) % 360
+
+    assert [first_yaw("left", k) for k in range(4)] == [0, 270, 90, 180]
+    assert [first_yaw("right", k) for k in range(4)] == [180, 90, 270, 0]
+    hold = next(c for c in gp.handover_calls("left", "right", block, TABLE_Z, 0, holding=False)
+                if c.skill == "place_actor")
+    # every other turn, height and spot stays an alternative within the attempt
+    assert len(hold.alternatives) == len(gp.HANDOVER_YAWS_RAD) * len(gp.HANDOVER_BOTTOM_M) * len(gp.HANDOVER_XY_M) - 1
+
+
+def test_tier3_sets_the_object_down_near_the_robot_when_no_arm_reaches_both_ends() -> None:
+    green, red = _block("green_block", 0.36, 0.05), _block("red_block", -0.36, 0.05)
+    world = FakeWorld.blocks(("green", 0.36, 0.05), ("red", -0.36, 0.05))
+    ctx = fake_context(world)
+    sub = Subtask(text="stack the green block on the red block", action="stack",
+                  obj=_ref("green_block", "block"), target=_ref("red_block", "block"), relation="on")
+    scene = SceneMemory(objects=[green, red])
+    plan = ee_plans.ee_plan(sub, green, red, {"green_block": green, "red_block": red}, scene, ctx, 0, None)
+    assert plan.strategy.startswith("ee relay right"), plan.rationale
+    assert "planned again from there" in plan.rationale
+    # reachable for one arm: a straight stack, no relay
+    near = _block("red_block", 0.12, -0.05)
+    plan = ee_plans.ee_plan(sub, green, near, {"green_block": green, "red_block": near}, SceneMemory(
+        objects=[green, near]), ctx, 0, None)
+    assert plan.strategy.startswith("ee move right")
+
+
+def test_grasps_are_made_up_where_perception_gives_no_grasp_frames() -> None:
+    frames = ee_plans.grasp_frames(_block("green_block", 0.1, 0.0))
+    assert len(frames) == 2 * len(ee_plans.FRAMELESS_GRASPS)  # each also turned half round
+    approaches = [T[:3, 0] for _, T in frames]
+    assert np.allclose(approaches[0], (0.0, 0.0, -1.0))  # top-down first
+    leaning = [a for a in approaches if not np.allclose(a, (0.0, 0.0, -1.0))]
+    assert leaning and all(abs(math.degrees(math.acos(-a[2])) - math.degrees(0.5)) < 1e-6 for a in leaning)
+    assert all(abs(T[2, 3] - (TABLE_Z + 0.05 - 0.015)) < 1e-9 for _, T in frames)  # 1.5 cm below the top
+
+
+def test_an_earlier_object_hidden_under_a_later_one_is_rechecked_where_it_was_put() -> None:
+    lowest, middle, top = _bowl("bowl", -0.1, -0.05), _bowl("bowl_2", 0.2, 0.1), _bowl("bowl_3", 0.2, -0.15)
+    subtasks = [Subtask(text="nest bowl_2", action="stack", obj=_ref("bowl_2", "bowl"), target=_ref("bowl", "bowl"),
+                        relation="in"),
+                Subtask(text="nest bowl_3", action="stack", obj=_ref("bowl_3", "bowl"),
+                        target=_ref("bowl_2", "bowl"), relation="in")]
+    state = dict(initial_state("stack the three bowls on top of each other"))
+    state.update(plan=Plan(subtasks=subtasks), completed=[0], subtask_index=1,
+                 scene=SceneMemory(objects=[lowest, middle, top]), placed_at={"0": [-0.1, -0.05, TABLE_Z + 0.012]},
+                 localized={"bowl_3": top})
+    known = last_known(state)  # type: ignore[arg-type]
+    assert set(known) == {"bowl", "bowl_2", "bowl_3"}  # the lowest, out of this subtask's focus, is still known
+    assert known["bowl_2"].position_m[:2] == (-0.1, -0.05)  # where subtask 1 put it, not where it was first
+    assert known["bowl_2"].points == {}
+    assert known["bowl_3"] is top
+
+
+def test_the_colour_detector_sees_the_top_block_of_a_tower_of_four() -> None:
+    K, T = head_camera()
+    edges, z, boxes = (0.064, 0.055, 0.048, 0.04), 0.74, []
+    for colour, edge in zip(("red", "blue", "yellow", "green"), edges, strict=True):
+        boxes.append(SynthBox(f"{colour}_block", (0.0, -0.15, z + edge / 2), (edge,) * 3, colour))
+        z += edge
+    labels = {d.label for d in make_detector("color").detect(render(boxes, K, T, 640, 360), [])}
+    assert "green block" in labels, labels  # its bottom 0.17 m above the table
