@@ -1,7 +1,8 @@
 """The side-by-side table of scripts/graph_every_task.sh's runs: per task, the expert's and the graph's success
-(simulator perception, colour perception, medium faults), the graph's rate as a share of the expert's, how often
-the graph's own verdict agreed with the task's check, and the wall time per episode (graph / expert, from the
-episode records of the same machine). Usage: .venv/bin/python scripts/graph_every_task.py OUT_ROOT [--markdown]"""
+(simulator perception, colour perception, medium faults) beside GPT-5's in the paper, the graph's rate as a share of
+the expert's, how often the graph's own verdict agreed with the task's check (over all three graph runs), and the
+wall time per episode (graph / expert, from the episode records of the same machine).
+Usage: .venv/bin/python scripts/graph_every_task.py OUT_ROOT [--markdown]"""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 from statistics import mean
 from typing import Any
+
+from mallvi.bench import anchors
 
 RUNS = ("expert", "graph-sim", "graph-color", "graph-sim-medium")
 
@@ -55,16 +58,18 @@ def main(root: Path, markdown: bool) -> None:
             per = {run: [r for r in recs if r["task"] == task] for run, recs in by_run.items()}
             expert, graph = rate(per["expert"]), rate(per["graph-sim"])
             colour, medium = rate(per["graph-color"]), rate(per["graph-sim-medium"])
-            agree = [r for r in per["graph-sim"] if r.get("graph_success") is not None]
+            agree = [r for run in RUNS[1:] for r in per[run] if r.get("graph_success") is not None]
             agreed = sum(1 for r in agree if bool(r["graph_success"]) == bool(r["success"]))
             wall_g = mean(float(r["wall_s"]) for r in per["graph-sim"]) if per["graph-sim"] else None
             wall_e = mean(float(r["wall_s"]) for r in per["expert"]) if per["expert"] else None
-            rows.append([tier, task, fmt(expert), fmt(graph), share(graph, expert), fmt(colour),
+            paper = anchors.task_scores("planning" if tier == "planning" else "fine", "GPT-5").get(task)
+            rows.append([tier, task, "—" if paper is None else f"{paper:g}", fmt(expert), fmt(graph),
+                         share(graph, expert), fmt(colour),
                          share(colour, expert), fmt(medium), share(medium, graph),
                          f"{agreed}/{len(agree)}" if agree else "—",
                          f"{wall_g:.1f} / {wall_e:.1f} = {wall_g / wall_e:.1f}" if wall_g and wall_e else "—"])
-    head = ["tier", "task", "expert", "graph (sim)", "÷ expert", "graph (colour)", "÷ expert", "graph, medium faults",
-            "÷ no faults", "verdict = check", "s per episode graph / expert"]
+    head = ["tier", "task", "GPT-5 (paper, %)", "expert", "graph (sim)", "÷ expert", "graph (colour)", "÷ expert",
+            "graph, medium faults", "÷ no faults", "verdict = check", "s per episode graph / expert"]
     if markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
