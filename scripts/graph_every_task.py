@@ -80,16 +80,16 @@ def main(root: Path, markdown: bool) -> None:
             print("  ".join(f"{c:<14}" for c in r))
     for tier in ("planning", "fine"):
         for run in RUNS[1:]:
-            failed = [r for r in records(root / f"{run}-{tier}") if not r.get("success")]
+            failed = [e for e in records(root / f"{run}-{tier}") if not e.get("success")]
             if not failed:
                 continue
             print(f"\n{run}-{tier}: {len(failed)} failed episodes")
-            for r in failed:
-                why = (r.get("failure_report") or {}).get("reason") if isinstance(r.get("failure_report"), dict) \
-                    else r.get("failure_report")
-                why = why or r.get("message") or (f"graph said success; task check: {r.get('conditions')}"
-                                                  if r.get("graph_success") else "")
-                print(f"  {r['task']} {r['seed']}: {str(why)[:240]}")
+            for e in failed:
+                why = (e.get("failure_report") or {}).get("reason") if isinstance(e.get("failure_report"), dict) \
+                    else e.get("failure_report")
+                why = why or e.get("message") or (f"graph said success; task check: {e.get('conditions')}"
+                                                  if e.get("graph_success") else "")
+                print(f"  {e['task']} {e['seed']}: {str(why)[:240]}")
 
 
 if __name__ == "__main__":
