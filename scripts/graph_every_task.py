@@ -1,7 +1,7 @@
 """The side-by-side table of scripts/graph_every_task.sh's runs: per task, the expert's and the graph's success
 (simulator perception, colour perception, medium faults) beside GPT-5's in the paper, the graph's rate as a share of
 the expert's, how often the graph's own verdict agreed with the task's check (over all three graph runs), and the
-wall time per episode (graph / expert, from the episode records of the same machine).
+wall and CPU time per episode (graph / expert, from the episode records of the same machine).
 Usage: .venv/bin/python scripts/graph_every_task.py OUT_ROOT [--markdown]"""
 
 from __future__ import annotations
@@ -47,6 +47,16 @@ def share(a: tuple[int, int], b: tuple[int, int]) -> str:
     return f"{(a[0] / a[1]) / (b[0] / b[1]):.2f}"
 
 
+def cpu(recs: list[dict[str, Any]]) -> float | None:
+    """Mean CPU seconds per episode (the episode's own process; less sensitive to other load than wall time)."""
+    vals = [float(r["cost"]["cpu_s"]) for r in recs if isinstance(r.get("cost"), dict) and "cpu_s" in r["cost"]]
+    return mean(vals) if vals else None
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"{a:.1f} / {b:.1f} = {a / b:.1f}" if a and b else "—"
+
+
 def main(root: Path, markdown: bool) -> None:
     rows = []
     for tier in ("planning", "fine"):
@@ -67,9 +77,11 @@ def main(root: Path, markdown: bool) -> None:
                          share(graph, expert), fmt(colour),
                          share(colour, expert), fmt(medium), share(medium, graph),
                          f"{agreed}/{len(agree)}" if agree else "—",
-                         f"{wall_g:.1f} / {wall_e:.1f} = {wall_g / wall_e:.1f}" if wall_g and wall_e else "—"])
+                         f"{wall_g:.1f} / {wall_e:.1f} = {wall_g / wall_e:.1f}" if wall_g and wall_e else "—",
+                         ratio(cpu(per["graph-sim"]), cpu(per["expert"]))])
     head = ["tier", "task", "GPT-5 (paper, %)", "expert", "graph (sim)", "÷ expert", "graph (colour)", "÷ expert",
-            "graph, medium faults", "÷ no faults", "verdict = check", "s per episode graph / expert"]
+            "graph, medium faults", "÷ no faults", "verdict = check", "s per episode graph / expert",
+            "CPU s per episode graph / expert"]
     if markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
