@@ -28,6 +28,8 @@ ON_Z_TOL_M = 0.02
 NEAR_M = 0.12
 LIFT_MIN_M = 0.03
 NEST_RATIO = 0.8  # an object at least this wide as a container nests in it: then it is centred to ON_XY_MAX_M
+APPENDAGE_OFFSET_M = 0.02  # a container's floor centre this far from its extent's middle: it has a handle (a pan)
+IN_BODY_TOL_M = 0.005  # ... and what is in it may stick out of its body's radius this much
 HUNG_MIN_M = 0.03  # a hanging object's bottom is at least this far above the table
 
 
@@ -127,6 +129,10 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             dx, dy = a.centre_m[0] - b.inner_xy_m[0], a.centre_m[1] - b.inner_xy_m[1]
             d = math.hypot(dx, dy)
         ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
+        if b.inner_xy_m is not None and math.dist(b.inner_xy_m, b.centre_m[:2]) > APPENDAGE_OFFSET_M:
+            # a floor centre well off the extent's middle: a body with a handle (a pan); the object lies within
+            # the body, whose radius is the narrower half-extent
+            ok_xy = d + min(a.size_m[0], a.size_m[1]) / 2 <= min(b.size_m[0], b.size_m[1]) / 2 + IN_BODY_TOL_M
         if max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1]):  # nested (a bowl in a bowl)
             ok_xy = d < ON_XY_MAX_M
         ok_z = a.bottom_z < b.top_z + ON_Z_TOL_M

@@ -1,8 +1,9 @@
 """Plan details the graph needs on the benchmark's tasks, checked where they are decided: a bowl nested in a bowl
 is let go above the lower rim, a hand-over tries another turn on each attempt, Tier 3 sets an object down within
 both arms' reach when no arm reaches both ends, grasps are made up where perception gives no grasp frames, an
-earlier subtask's object hidden under a later one is re-checked from where it was put, and the colour detector
-sees the top block of a tower of four."""
+earlier subtask's object hidden under a later one is re-checked from where it was put, the colour detector sees
+the top block of a tower of four, and the Reflector holds "in a pan" and "at the centre" to what the task's check
+asks (a medium fault's slip had the graph report success where the check failed)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import math
 
 import numpy as np
 
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.reflector import RulesReflector
 from mallvi.graph.backends.rules.thinker import ee_plans
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
+from mallvi.graph.goals import Box, relation_holds
 from mallvi.graph.nodes.reflector import last_known
-from mallvi.graph.schemas import ObjectRef, Plan, SceneMemory, SceneObject, Subtask
+from mallvi.graph.schemas import ActorReport, CommandRecord, ObjectRef, Plan, SceneMemory, SceneObject, Subtask
 from mallvi.graph.state import initial_state
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.synthetic import SynthBox, head_camera, render
@@ -120,3 +124,37 @@ def test_the_colour_detector_sees_the_top_block_of_a_tower_of_four() -> None:
         z += edge
     labels = {d.label for d in make_detector("color").detect(render(boxes, K, T, 640, 360), [])}
     assert "green block" in labels, labels  # its bottom 0.17 m above the table
+
+
+def _pan() -> Box:
+    # a skillet's extent with its handle to +x: the floor centre (the body's) 5.7 cm off the extent's middle
+    return Box("skillet", (0.057, -0.1, TABLE_Z + 0.017), (0.30, 0.195, 0.034), inner_xy_m=(0.0, -0.1))
+
+
+def test_in_a_pan_means_within_its_body_not_anywhere_over_its_handle() -> None:
+    def bread_at(dx: float) -> Box:
+        return Box("bread", (dx, -0.1, TABLE_Z + 0.03), (0.116, 0.059, 0.057))
+
+    assert relation_holds("in", bread_at(0.01), _pan(), TABLE_Z)[0]
+    # 7.4 cm off the body's centre (the benchmark wants 3.5 cm): the loaf hangs over the rim
+    assert not relation_holds("in", bread_at(0.074), _pan(), TABLE_Z)[0]
+    # a bin's floor centre is its extent's middle: a bottle at its own cell near the end is in it
+    bin_ = Box("bin", (0.0, 0.0, TABLE_Z + 0.04), (0.2, 0.3, 0.08), inner_xy_m=(0.0, 0.0))
+    assert relation_holds("in", Box("bottle", (0.0, 0.09, TABLE_Z + 0.1), (0.06, 0.06, 0.2)), bin_, TABLE_Z)[0]
+
+
+def test_an_object_put_at_the_centre_must_be_where_it_was_put() -> None:
+    sub = Subtask(text="move the red block to the centre", action="move", obj=_ref("red_block", "block"),
+                  relation="center")
+    placed = CommandRecord(skill="place_actor", arm="left", args={"target_pose": [0.0, -0.15, TABLE_Z]}, ok=True,
+                           message="ok")
+    report = ActorReport(ok=True, message="ok", commands=[placed])
+
+    def verdict(x: float) -> str:
+        world = FakeWorld.blocks(("red", x, -0.15))
+        ctx = fake_context(world)
+        before = {"red_block": _block("red_block", -0.2, 0.1)}
+        return RulesReflector().reflect(sub, report, before, world.observe(), ctx, CallLog()).verdict
+
+    assert verdict(0.01) == "success"
+    assert verdict(0.063) == "failure"  # a slip after the place left it 6 cm off (a medium fault's place_off)

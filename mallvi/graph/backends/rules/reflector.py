@@ -22,6 +22,7 @@ from mallvi.graph.scene_memory import aligned_names
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
+CENTRE_TOL_M = 0.04  # an object put at the work centre: within 4 cm of the spot chosen there
 MOVED_MIN_M = 0.01
 HOLD_OPEN_MIN, HOLD_OPEN_MAX = 0.02, 0.85
 HOLD_DIST_M = 0.25
@@ -63,6 +64,7 @@ class RulesReflector:
                cands: list[Candidate], ctx: AgentContext) -> Verdict:
         """The subtask's outcome from the fresh scan ``fresh`` after actions that ran."""
         boxes: dict[str, Box] = {}
+        placed_xy: dict[str, tuple[float, float]] = {}  # where a place's target point (fp0) of each object is
         key = subtask.obj.key()
         remembered: list[str] = []
         before_cands = candidates_of(list(before.values()))
@@ -73,7 +75,9 @@ class RulesReflector:
                     # the bound object is not in view: another that fits its words is not it
                     raise ResolutionError(f"{ref.instance} is not seen")
                 name = resolve(ref, cands, allow_color_only=True).name
-                boxes[ref.key()] = Box.of_scene(next(o for o in fresh if o.id == name))
+                seen_obj = next(o for o in fresh if o.id == name)
+                boxes[ref.key()] = Box.of_scene(seen_obj)
+                placed_xy[ref.key()] = _placed_xy(seen_obj)
                 continue
             except ResolutionError:
                 pass
@@ -100,9 +104,9 @@ class RulesReflector:
             # a push, pull or topple only brings the object within reach; the subtask is planned again from there
             return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                            explanation=f"{subtask.obj.phrase} was moved, not yet put in its place")
-        if target is not None and key in boxes and subtask.relation in ("slot", "at"):
-            d = math.dist(boxes[key].centre_m[:2], target[:2])
-            if d > PLACE_TOL_M:
+        if target is not None and key in boxes and subtask.relation in ("slot", "at", "center"):
+            d = math.dist(placed_xy.get(key, boxes[key].centre_m[:2]), target[:2])
+            if d > (CENTRE_TOL_M if subtask.relation == "center" else PLACE_TOL_M):
                 failed_text = f"{subtask.obj.phrase} is {d * 100:.1f} cm from its target"
                 return self._wrong_place(subtask, before, boxes, failed_text)
         if failed:
@@ -163,6 +167,13 @@ def align_ids(fresh: list[SceneObject], before: dict[str, SceneObject], subtask:
         new_id = names.get(i) or (o.id if o.id not in taken else f"{o.id}_seen{i}")
         out.append(o if new_id == o.id else o.model_copy(update={"id": new_id}))
     return out
+
+
+def _placed_xy(obj: SceneObject) -> tuple[float, float]:
+    """The point a place puts at its target: the object's functional point 0 (its bottom centre; a pan's body,
+    not its handle) where perception gives it, else its centre."""
+    fp0 = obj.points.get("fp0")
+    return (fp0[0], fp0[1]) if fp0 is not None else (obj.position_m[0], obj.position_m[1])
 
 
 def _finds(subtask: Subtask, fresh: list[SceneObject]) -> bool:
