@@ -13,7 +13,9 @@ Every injected fault is appended to ``FaultInjector.log`` (kind, skill, object, 
 happens, to each callable in ``FaultInjector.listeners`` (e.g. one that writes a ``fault_injected`` trace event).
 
 The skills know nothing of faults: ``SimFaults`` plugs an episode's ``FaultInjector`` into them through the four
-``FaultHooks`` points (fingers about to close, object lifted, place starting, object put down).
+``FaultHooks`` points (fingers about to close, object lifted, place starting, object put down), and Tier 3's
+end-effector actions through two more: fingers closed on an object (a miss acts then, a slip at the next lift)
+and an object let go (a place's fault: ``place_off`` moves it where it came down, ``knock_over`` tips it).
 """
 
 from __future__ import annotations
@@ -134,6 +136,35 @@ class SimFaults:
             offset_m = self.injector.place_offset_m()
             self.injector.record(fault, "place", actor, self.clock.sim_time_s)
         return fault, offset_m
+
+    def closed_on(self, side: ArmSide, actor: str) -> str | None:
+        """Tier 3: the fingers closed on ``actor``. A ``grasp_miss`` lets go of it and pushes it out from between
+        them (the fingers end closed on nothing); a ``grasp_slip`` is returned for the next lift."""
+        fault = self.injector.draw("grasp")
+        if fault == "grasp_miss":
+            arm = self.rig.arms[side]
+            self.rig.holder.release(side)
+            T_ee = arm.ee_pose().as_matrix()
+            sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
+            push_out_of_grasp(self.objects.bodies[actor], sideways, gripper_half_width_m=0.03,
+                              grasp_centre_world=np.asarray(arm.tcp_pose().position_m, dtype=float))
+            self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
+            self.clock.settle(0.5)
+        return fault
+
+    def let_go_off(self, actor: str, offset_m: NDArray[np.float64]) -> None:
+        """Tier 3: ``actor`` was let go; a ``place_off`` moves it by ``offset_m`` (where it came down, plus the
+        offset; it then settles under physics)."""
+        if not np.any(offset_m):
+            return
+        obj = self.objects.bodies[actor]
+        pose = obj.entity.get_pose()
+        obj.entity.set_pose(sapien.Pose(p=np.asarray(pose.p, dtype=float) + offset_m + (0.0, 0.0, 0.005), q=pose.q))
+        body = _body(obj)
+        if body is not None:
+            body.set_linear_velocity([0.0, 0.0, 0.0])
+            body.set_angular_velocity([0.0, 0.0, 0.0])
+        self.clock.settle(1.0)
 
     def placed(self, actor: str, fault: str | None) -> None:
         """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated."""

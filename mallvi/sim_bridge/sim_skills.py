@@ -42,6 +42,7 @@ GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified gr
 HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up first when it has to
 NEAR_OBJECT_M = 0.03  # an object this close to the grasp centre is between or beside the fingers
 CAME_AWAY_M = 0.03  # a released object this much higher after the retreat went up with the gripper
+SLIP_LIFT_M = 0.02  # Tier 3: a drawn slip acts once the grasp centre is this far above where the fingers closed
 
 
 class SimSkills:
@@ -57,6 +58,7 @@ class SimSkills:
         self.motion = parts.motion
         self.grasping = parts.grasping
         self.grasp_refusal_threshold_m = grasp_refusal_threshold_m
+        self._slips: dict[ArmSide, tuple[str, float]] = {}  # Tier 3: a drawn slip, until the hand lifts
 
     # -- helpers -----------------------------------------------------------------------------------------------
     def _arm_and_object(self, arm_tag: object, name: object) -> tuple[ArmSide, ObjectInfo] | SkillResult:
@@ -402,14 +404,39 @@ class SimSkills:
             if isinstance(plan, Failure):
                 return plan.result()
             plans[side] = plan
+        let_go: list[str] = []
         for side in ARM_SIDES:
             if grippers[side] > p.arms[side].gripper_opening() + 1e-6:
-                p.holder.release(side)
+                name = p.holder.release(side)
+                if name is not None:
+                    let_go.append(name)
         self.motion.execute(plans, gripper_to=grippers)
         held: dict[str, str | None] = {}
         for side in ARM_SIDES:
             p.arms[side].set_gripper(grippers[side])  # let the fingers finish their travel
             if grippers[side] < 0.5 and p.holder.held_by(side) is None:
-                p.holder.try_hold(side)
+                taken, _ = p.holder.try_hold(side)
+                if taken is not None and p.faults.closed_on(side, taken) == "grasp_slip":
+                    self._slips[side] = (taken, float(p.arms[side].tcp_pose().position_m[2]))
+            self._slip_if_lifted(side, grippers[side])
             held[side] = p.holder.held_by(side)
+        for name in let_go:
+            fault, offset_m = p.faults.place_drawn(name)
+            p.faults.let_go_off(name, offset_m)
+            p.faults.placed(name, fault)
         return SkillResult.success(held=held)
+
+    def _slip_if_lifted(self, side: ArmSide, gripper_pos: float) -> None:
+        """A ``grasp_slip`` drawn when a Tier 3 action closed the fingers acts once the hand has lifted the object
+        (its grasp centre 2 cm above where it closed): the object falls out, the command stays closed."""
+        pending = self._slips.get(side)
+        if pending is None:
+            return
+        actor, closed_z = pending
+        p = self.parts
+        if p.holder.held_by(side) != actor:
+            del self._slips[side]
+            return
+        if float(p.arms[side].tcp_pose().position_m[2]) - closed_z >= SLIP_LIFT_M:
+            del self._slips[side]
+            p.faults.grasp_lifted(side, actor, "grasp_slip", gripper_pos)

@@ -36,7 +36,8 @@ class Clock(Protocol):
 
 
 class FaultHooks(Protocol):
-    """The four points where an episode's faults act on a skill (see ``contingency.py``)."""
+    """The points where an episode's faults act on a skill (see ``contingency.py``): four for the Tier 2 skills,
+    two more for Tier 3's end-effector actions."""
 
     def grasp_closing(self, side: ArmSide, actor: str) -> str | None:
         """The fingers are about to close on ``actor``: draw this grasp's fault and apply a ``grasp_miss`` now.
@@ -55,6 +56,15 @@ class FaultHooks(Protocol):
         """``actor`` was put down and the hand retreated: apply a ``knock_over`` drawn for this place."""
         ...
 
+    def closed_on(self, side: ArmSide, actor: str) -> str | None:
+        """A Tier 3 action closed ``side``'s fingers on ``actor`` (it is held now): draw this grasp's fault and
+        apply a ``grasp_miss`` now (the object pushed out, nothing held). Returns the fault drawn (or None)."""
+        ...
+
+    def let_go_off(self, actor: str, offset_m: NDArray[np.float64]) -> None:
+        """A Tier 3 action let go of ``actor``: move it by ``offset_m`` (a ``place_off`` drawn for it)."""
+        ...
+
 
 class NoFaults:
     """``FaultHooks`` of an episode without fault injection."""
@@ -69,6 +79,12 @@ class NoFaults:
         return None, np.zeros(3)
 
     def placed(self, actor: str, fault: str | None) -> None:
+        return None
+
+    def closed_on(self, side: ArmSide, actor: str) -> str | None:
+        return None
+
+    def let_go_off(self, actor: str, offset_m: NDArray[np.float64]) -> None:
         return None
 
 

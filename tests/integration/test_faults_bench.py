@@ -36,6 +36,22 @@ def test_bench_episode_traces_injected_faults(tmp_path: Path) -> None:
     assert start["station"] == "sim" and start["privileged"] == record["privileged"]
 
 
+def test_tier3_end_effector_actions_get_faults_too(tmp_path: Path) -> None:
+    # Tier 3 moves objects with 16-number actions, not grasp_actor and place_actor: the fingers closing on an
+    # object and letting go of it draw the grasp's and the place's faults
+    cfg = BenchConfig(tier="fine", tasks=("stack_blocks_two",), episodes=1, contingency="hard", save_images=False,
+                      perception="sim")
+    run_episode(cfg, "stack_blocks_two", 1500000, tmp_path)
+    events = read_events(trace_dir(tmp_path, "stack_blocks_two", 1500000))
+    faults = [e for e in events if e["kind"] == "fault_injected"]
+    assert faults, "at the hard level a Tier 3 episode must show injected faults"
+    assert {f["skill"] for f in faults} <= {"grasp", "place"}
+    calm = BenchConfig(tier="fine", tasks=("stack_blocks_two",), episodes=1, save_images=False, perception="sim")
+    run_episode(calm, "stack_blocks_two", 1500000, tmp_path / "calm")
+    assert not [e for e in read_events(trace_dir(tmp_path / "calm", "stack_blocks_two", 1500000))
+                if e["kind"] == "fault_injected"]
+
+
 def test_mallvi_run_accepts_every_benchmark_scene() -> None:
     """Every ST-BiBench task's scene is in the catalogue `mallvi run` is given, with the task's success check."""
     from mallvi.bench.task_scenes import scene_catalog
