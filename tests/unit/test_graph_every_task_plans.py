@@ -158,3 +158,24 @@ def test_an_object_put_at_the_centre_must_be_where_it_was_put() -> None:
 
     assert verdict(0.01) == "success"
     assert verdict(0.063) == "failure"  # a slip after the place left it 6 cm off (a medium fault's place_off)
+
+
+def test_tier3_judges_an_object_against_where_the_hand_let_go_of_it() -> None:
+    from mallvi.graph.backends.rules.reflector import _ee_release_xy
+
+    down = [0.7071068, 0.0, 0.7071068, 0.0]  # the hand pointing down: its grasp centre 0.12 m below the wrist
+    rest = [0.3, -0.2, 1.0, *down, 1.0]
+
+    def act(left_xyz: list[float], grip: float) -> CommandRecord:
+        return CommandRecord(skill="execute_ee_action", arm="left", ok=True, message="ok",
+                             args={"target_pose": [*left_xyz, *down, grip, *rest]})
+
+    block = (-0.2, 0.0, TABLE_Z + 0.025)
+    took = [-0.2, 0.0, TABLE_Z + 0.025 + 0.12]
+    report = ActorReport(ok=True, message="ok", commands=[
+        act([-0.2, 0.0, 1.0], 1.0), act(took, 1.0), act(took, 0.0),  # down open, close on the block
+        act([0.05, -0.1, 1.0], 0.0), act([0.05, -0.1, took[2] + 0.06], 0.0), act([0.05, -0.1, took[2] + 0.06], 1.0)])
+    x, y = _ee_release_xy(report, block) or (9.0, 9.0)
+    assert abs(x - 0.05) < 1e-6 and abs(y + 0.1) < 1e-6
+    # fingers that closed far from the object did not take it: nothing to judge by
+    assert _ee_release_xy(report, (0.3, 0.3, TABLE_Z)) is None

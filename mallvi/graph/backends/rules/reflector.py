@@ -13,6 +13,9 @@ from __future__ import annotations
 import contextlib
 import math
 
+import numpy as np
+from scipy.spatial.transform import Rotation
+
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import Box, PredicateResult, evaluate, relation_holds
@@ -20,9 +23,13 @@ from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
 from mallvi.graph.scene_memory import aligned_names
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
+from mallvi.robot_drivers.safety.guard import SafetyConfig
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
 CENTRE_TOL_M = 0.04  # an object put at the work centre: within 4 cm of the spot chosen there
+EE_LET_GO_TOL_M = 0.03  # Tier 3: an object let go of lies within 3 cm of where the hand held it then
+EE_TOOK_NEAR_M = 0.10  # ... taken by fingers that closed with their grasp centre this near its point
+TCP_OFFSET_M = SafetyConfig().tcp_offset_m
 MOVED_MIN_M = 0.01
 HOLD_OPEN_MIN, HOLD_OPEN_MAX = 0.02, 0.85
 HOLD_DIST_M = 0.25
@@ -109,6 +116,13 @@ class RulesReflector:
             if d > (CENTRE_TOL_M if subtask.relation == "center" else PLACE_TOL_M):
                 failed_text = f"{subtask.obj.phrase} is {d * 100:.1f} cm from its target"
                 return self._wrong_place(subtask, before, boxes, failed_text)
+        moved_to = _ee_release_xy(report, _before_xyz(subtask, before, before_cands))
+        if target is None and moved_to is not None and key in boxes and subtask.relation is not None:
+            # Tier 3: the object must lie where the hand let go of it (a slip after, or a shove, moved it)
+            d = math.dist(placed_xy.get(key, boxes[key].centre_m[:2]), moved_to)
+            if d > EE_LET_GO_TOL_M:
+                return self._wrong_place(subtask, before, boxes,
+                                         f"{subtask.obj.phrase} is {d * 100:.1f} cm from where the hand let go of it")
         if failed:
             text = "; ".join(f"{r.predicate} does not hold ({r.detail})" for r in failed)
             return self._wrong_place(subtask, before, boxes, text)
@@ -208,6 +222,47 @@ def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
             if isinstance(pose, list) and len(pose) >= 3:
                 return (float(pose[0]), float(pose[1]), float(pose[2]))
     return None
+
+
+def _before_xyz(subtask: Subtask, before: dict[str, SceneObject],
+                before_cands: list[Candidate]) -> tuple[float, float, float] | None:
+    with contextlib.suppress(ResolutionError):
+        obj = before[resolve(subtask.obj, before_cands, allow_color_only=True).name]
+        return _placed_xyz(obj)
+    return None
+
+
+def _placed_xyz(obj: SceneObject) -> tuple[float, float, float]:
+    fp0 = obj.points.get("fp0")
+    return (fp0[0], fp0[1], fp0[2]) if fp0 is not None else obj.position_m
+
+
+def _ee_release_xy(report: ActorReport, start_xyz: tuple[float, float, float] | None) -> tuple[float, float] | None:
+    """Tier 3: where the object taken in this report's actions was let go (its point at ``start_xyz`` carried
+    with the hand from the action that closed the fingers near it to the one that opened them); None without
+    both."""
+    if start_xyz is None:
+        return None
+    grip = {0: 1.0, 1: 1.0}
+    closed: dict[int, np.ndarray] = {}
+    out: tuple[float, float] | None = None
+    for c in report.commands:
+        pose = c.args.get("target_pose")
+        if c.skill != "execute_ee_action" or not c.ok or not isinstance(pose, list) or len(pose) != 16:
+            continue
+        for arm in (0, 1):
+            chunk = [float(v) for v in pose[8 * arm: 8 * arm + 8]]
+            T = np.eye(4)
+            T[:3, :3] = Rotation.from_quat([chunk[4], chunk[5], chunk[6], chunk[3]]).as_matrix()
+            T[:3, 3] = chunk[:3]
+            tcp = T[:3, 3] + TCP_OFFSET_M * T[:3, 0]
+            if chunk[7] < 0.5 <= grip[arm] and math.dist(tcp, start_xyz) <= EE_TOOK_NEAR_M:
+                closed[arm] = np.linalg.inv(T) @ np.array([*start_xyz, 1.0])
+            elif chunk[7] >= 0.5 > grip[arm] and arm in closed:
+                p = T @ closed.pop(arm)
+                out = (float(p[0]), float(p[1]))
+            grip[arm] = chunk[7]
+    return out
 
 
 def _holding(ctx: AgentContext, arm: str, box: Box | None) -> bool:
