@@ -26,7 +26,7 @@ from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 from mallvi.robot_drivers.safety.guard import SafetyConfig
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
-CENTRE_TOL_M = 0.04  # an object put at the work centre: within 4 cm of the spot chosen there
+CENTRE_TOL_M = 0.025  # an object put at the work centre: within 2.5 cm of the spot chosen there
 EE_LET_GO_TOL_M = 0.03  # Tier 3: an object let go of lies within 3 cm of where the hand held it then
 EE_TOOK_NEAR_M = 0.10  # ... taken by fingers that closed with their grasp centre this near its point
 TCP_OFFSET_M = SafetyConfig().tcp_offset_m
