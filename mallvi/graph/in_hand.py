@@ -2,7 +2,7 @@
 
 An object counts as held by an arm when the last finished subtask that concerned it ended with the Reflector's
 check ``held_by(object, arm)`` holding, and that arm's gripper still senses something between its fingers. It is
-then localised at the arm's end-effector (marked ``memory: held by the <arm> gripper``), not looked for in the
+then localised between that arm's fingers (marked ``memory: held by the <arm> gripper``), not looked for in the
 image.
 """
 
