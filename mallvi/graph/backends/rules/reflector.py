@@ -143,8 +143,6 @@ class RulesReflector:
                        explanation=text)
 
 
-
-
 def _group_member(subtask: Subtask) -> bool:
     """Whether the subtask puts one of several alike objects somewhere (``binding.expand_groups``)."""
     return (subtask.obj.every and subtask.slot is not None and subtask.target is not None
@@ -186,8 +184,8 @@ def align_ids(fresh: list[SceneObject], before: dict[str, SceneObject], subtask:
 def _placed_xy(obj: SceneObject) -> tuple[float, float]:
     """The point a place puts at its target: the object's functional point 0 (its bottom centre; a pan's body,
     not its handle) where perception gives it, else its centre."""
-    fp0 = obj.points.get("fp0")
-    return (fp0[0], fp0[1]) if fp0 is not None else (obj.position_m[0], obj.position_m[1])
+    x, y, _ = _placed_xyz(obj)
+    return (x, y)
 
 
 def _finds(subtask: Subtask, fresh: list[SceneObject]) -> bool:
@@ -226,6 +224,7 @@ def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
 
 def _before_xyz(subtask: Subtask, before: dict[str, SceneObject],
                 before_cands: list[Candidate]) -> tuple[float, float, float] | None:
+    """Where the subtask's object was before its actions (its place point), if it was localised."""
     with contextlib.suppress(ResolutionError):
         obj = before[resolve(subtask.obj, before_cands, allow_color_only=True).name]
         return _placed_xyz(obj)
@@ -233,6 +232,7 @@ def _before_xyz(subtask: Subtask, before: dict[str, SceneObject],
 
 
 def _placed_xyz(obj: SceneObject) -> tuple[float, float, float]:
+    """``_placed_xy`` with its height."""
     fp0 = obj.points.get("fp0")
     return (fp0[0], fp0[1], fp0[2]) if fp0 is not None else obj.position_m
 
