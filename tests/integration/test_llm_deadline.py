@@ -129,6 +129,13 @@ def test_a_run_against_a_trickling_endpoint_ends_within_the_bound_with_exit_3(
     assert latencies and max(latencies) < 1.0 + SLACK_S
 
 
+def _as_from_a_terminal() -> None:
+    """The child starts with Ctrl-C as a terminal delivers it: an ignored or blocked SIGINT is inherited across
+    exec, and a test runner (or something it ran earlier in the same process) may leave one behind."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_ends_a_run_promptly_with_exit_130_while_a_request_is_in_flight(tmp_path: Path) -> None:
     srv = TricklingServer("body")
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": "sk-test-0000-Zq8xW3vN"}
@@ -136,7 +143,8 @@ def test_ctrl_c_ends_a_run_promptly_with_exit_130_while_a_request_is_in_flight(t
         [sys.executable, "-m", "mallvi.cli", "run", "stack the green block on the red block", "--task",
          "stack_blocks_two", "--backend", "llm", "--base-url", srv.base_url, "--llm-model", "m", "--vlm-model", "v",
          "--llm-timeout", "60", "--trace-dir", str(tmp_path / "t"), "--quiet"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.monotonic() + 180
         while srv.requests < 1 and proc.poll() is None and time.monotonic() < deadline:
