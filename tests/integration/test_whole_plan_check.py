@@ -166,24 +166,34 @@ def _bench_world(name: str) -> tuple[Any, SimWorld]:
     return task, world
 
 
+def _grasp_then_bad_place(world: SimWorld) -> list[Any]:
+    """A grasp of the first object by its side's arm, then a place whose quaternion is all zeros."""
+    obj = sorted(world.objects)[0]
+    p = world.objects[obj].pose.p
+    arm = "left" if p[0] < 0 else "right"
+    return [make_action("grasp_actor", actor=obj, arm_tag=arm),
+            make_action("place_actor", actor=obj, arm_tag=arm,
+                        target_pose=[float(p[0]), float(p[1]) + 0.1, float(p[2]), *ZERO_QUAT])]
+
+
+def _assert_unmoved(before: tuple[Any, dict[str, Any]], after: tuple[Any, dict[str, Any]]) -> None:
+    """No joint and no object moved between the two ``_sim_state`` snapshots."""
+    np.testing.assert_allclose(after[0], before[0], atol=1e-9)
+    for name, xyz in before[1].items():
+        np.testing.assert_allclose(after[1][name], xyz, atol=1e-6)
+
+
 def test_a_tier_2_chunk_with_a_bad_second_action_moves_nothing(tmp_path: Path) -> None:
     task, world = _bench_world("stack_blocks_three")
     try:
-        obj = sorted(world.objects)[0]
-        p = world.objects[obj].pose.p
-        arm = "left" if p[0] < 0 else "right"
-        planner = _Scripted([make_action("grasp_actor", actor=obj, arm_tag=arm),
-                             make_action("place_actor", actor=obj, arm_tag=arm,
-                                         target_pose=[float(p[0]), float(p[1]) + 0.1, float(p[2]), *ZERO_QUAT])])
+        planner = _Scripted(_grasp_then_bad_place(world))
         joints, objects = _sim_state(world)
         with TraceWriter(tmp_path / "t") as trace:
             stats = run_planning(task, world, planner, trace)
         joints_after, objects_after = _sim_state(world)
     finally:
         world.close()
-    np.testing.assert_allclose(joints_after, joints, atol=1e-9)
-    for name, xyz in objects.items():
-        np.testing.assert_allclose(objects_after[name], xyz, atol=1e-6)
+    _assert_unmoved((joints, objects), (joints_after, objects_after))
     assert stats.turns == task.max_turns and stats.failed_actions == task.max_turns
     feedback = planner.histories[1][-1].feedback
     assert planner.histories[1][-1].actions == [] and len(feedback) == 1
@@ -218,21 +228,14 @@ def test_under_the_paper_protocol_a_bad_second_action_moves_nothing_either(tmp_p
 
     task, world = _bench_world("stack_blocks_three")
     try:
-        obj = sorted(world.objects)[0]
-        p = world.objects[obj].pose.p
-        arm = "left" if p[0] < 0 else "right"
-        planner = _Scripted([make_action("grasp_actor", actor=obj, arm_tag=arm),
-                             make_action("place_actor", actor=obj, arm_tag=arm,
-                                         target_pose=[float(p[0]), float(p[1]) + 0.1, float(p[2]), *ZERO_QUAT])])
+        planner = _Scripted(_grasp_then_bad_place(world))
         joints, objects = _sim_state(world)
         with TraceWriter(tmp_path / "t2") as trace:
             stats = run_planning_paper(task, world, planner, trace)
         joints_after, objects_after = _sim_state(world)
     finally:
         world.close()
-    np.testing.assert_allclose(joints_after, joints, atol=1e-9)
-    for name, xyz in objects.items():
-        np.testing.assert_allclose(objects_after[name], xyz, atol=1e-6)
+    _assert_unmoved((joints, objects), (joints_after, objects_after))
     assert stats.failed_actions == task.max_turns
     feedback = planner.histories[1][-1].feedback
     assert len(feedback) == 1 and feedback[0].startswith("Action failed: the plan was refused before its first "
