@@ -21,11 +21,45 @@ SAME_OBJECT_XY_M = 0.04
 MOVED_BY_FAULT_MAX_M = 0.30  # how far a push, a drop or an off-target place may have taken the lost object
 COVER_MARGIN_M = 0.02
 MEMORY_PREFIX = "memory: hidden under "
+NESTED_PREFIX = "memory: nested in "
+#: a container with one of its own kind put into it stands at least this much taller than it did (a bowl in a
+#: bowl rises about 1.2 cm above the lower one's rim)
+NEST_RISE_MIN_M = 0.005
 
 
 def is_remembered(obj: SceneObject | None) -> bool:
-    """Whether ``obj`` comes from memory (hidden under another object) rather than from this scan."""
-    return obj is not None and obj.source.startswith(MEMORY_PREFIX)
+    """Whether ``obj`` comes from memory (hidden under another object, or nested in one of its own kind) rather
+    than from this scan."""
+    return obj is not None and obj.source.startswith((MEMORY_PREFIX, NESTED_PREFIX))
+
+
+def _width(o: SceneObject) -> float:
+    return max(o.size_m[0], o.size_m[1])
+
+
+def alike_in_size(a: SceneObject, b: SceneObject, tol: float = 0.25) -> bool:
+    """Whether two objects' footprints and heights agree within ``tol`` (of the larger): one kind, one size."""
+    return all(abs(x - y) <= tol * max(x, y) for x, y in ((_width(a), _width(b)), (a.size_m[2], b.size_m[2])))
+
+
+def nest_seen(moved: SceneObject, container: SceneObject, fresh: list[SceneObject]) -> SceneObject | None:
+    """The fresh object that is ``moved`` nested in ``container`` (alike in size: a bowl in a bowl), or None.
+
+    Depth shows two nested objects of one size as one: the pair reads as either one, by whichever colour wins,
+    under a shape word that may change. The evidence is an object about as wide as the container, standing over
+    its footprint, whose top is at least ``NEST_RISE_MIN_M`` above the container's top before. The returned object
+    carries ``moved``'s id, label and colour at that place, marked ``source = "memory: nested in <container>"``.
+    """
+    if not alike_in_size(moved, container):
+        return None
+    top_before = container.position_m[2] + container.size_m[2] / 2
+    for o in fresh:
+        if _xy_dist(o, container) > _width(container) / 4 or _width(o) < 0.75 * _width(container):
+            continue
+        if o.position_m[2] + o.size_m[2] / 2 >= top_before + NEST_RISE_MIN_M:
+            return o.model_copy(update={"id": moved.id, "label": moved.label, "color": moved.color,
+                                        "source": NESTED_PREFIX + container.id})
+    return None
 
 
 def _xy_dist(a: SceneObject, b: SceneObject) -> float:
@@ -115,7 +149,8 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
         if not same:
             continue
         best = min(same, key=lambda i: math.dist(fresh[i].position_m, expected))
-        if len(same) == 1 or math.dist(fresh[best].position_m, expected) < ALIGN_M:
+        d = math.dist(fresh[best].position_m, expected)
+        if d < ALIGN_M or (len(same) == 1 and d <= MOVED_BY_FAULT_MAX_M):
             names[best] = oid
             free.remove(best)
     # a shape word may change from one view to the next (a block half hidden under another reads "object"):
@@ -141,3 +176,15 @@ def settled(localized: dict[str, SceneObject], fresh: list[SceneObject], subtask
         out[oid] = localized[oid].model_copy(update={"position_m": seen.position_m, "size_m": seen.size_m,
                                                      "box_m": seen.box_m, "points": seen.points})
     return out
+
+
+def nested_after(localized: dict[str, SceneObject], fresh: list[SceneObject], subtask: Subtask,
+                 placed_at: tuple[float, float, float] | None) -> SceneObject | None:
+    """After a finished "put X in Y": X as the memory of it nested in Y (``nest_seen``) when the fresh scan does
+    not tell X apart from Y; else None."""
+    moved, container = subtask.obj.instance, subtask.target.instance if subtask.target else None
+    if subtask.relation != "in" or moved not in localized or container not in localized:
+        return None
+    if moved in aligned_names(fresh, localized, subtask, placed_at).values():
+        return None
+    return nest_seen(localized[moved], localized[container], fresh)

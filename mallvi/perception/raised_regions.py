@@ -4,9 +4,11 @@ Colour masks find saturated objects; pale ones (white, beige or grey bowls, bott
 them. Here depth decides what is an object: pixels with valid depth standing at least ``min_height_m`` above the
 support plane (``projection.support_z``), minus the pixels the colour masks already claim, grouped into connected
 regions (a depth sensor leaves no depth at steps between objects, which separates them; a step inside one object,
-such as a bowl's near rim in front of its inside, splits it, so regions whose footprints on the table overlap are
-joined again). Regions that float above the table (robot links), are too large or touch the image border are left
-out, except a large region cut by the left, right or top edge (an object partly out of view; its position is that
+such as a bowl's near rim in front of its inside, splits it, so regions whose footprints on the table overlap and
+whose heights meet are joined again). A region entering from the image's near side is first cut where its points
+leave a gap on the table: there the robot's bases stand, and an object just beyond one touches it in the image.
+Regions that float above the table (robot links), are too large or touch the image border are left out, except a
+large region cut by the left, right or top edge (an object partly out of view; its position is that
 of its visible part). The bottom edge is the near side, where the robot's own bases and arms enter the view.
 Each region is named by colour (white, grey, ...) and by a shape cue from its points: a bowl is lower in its middle
 than at its rim, a bottle stands taller than it is wide.
@@ -43,6 +45,10 @@ class RaisedConfig:
     border_px: int = 2
     #: a region cut by the left, right or top image edge is kept from this many pixels on
     min_cut_area_px: int = 1500
+    #: ... and their heights meet within this (a robot link above an object is not part of it)
+    merge_gap_m: float = 0.02
+    #: cell of the table grid on which a region entering from the near side is cut into footprints (metres)
+    near_split_cell_m: float = 0.005
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,13 @@ def _overlap(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return float(w * h / max(smaller, 1e-9))
 
 
+def _heights_meet(a: NDArray[np.float64], b: NDArray[np.float64], gap_m: float) -> bool:
+    """Whether two point sets' height ranges (2nd to 98th percentile) overlap or lie within ``gap_m``."""
+    lo_a, hi_a = np.percentile(a[:, 2], [2, 98])
+    lo_b, hi_b = np.percentile(b[:, 2], [2, 98])
+    return bool(lo_b <= hi_a + gap_m and lo_a <= hi_b + gap_m)
+
+
 def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
     """"bowl" (its middle lower than its rim, or empty: a floor too low to count as raised), "bottle" (taller
     than wide) or "object", from an object's points."""
@@ -90,6 +103,36 @@ def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
     if height > 1.3 * length:
         return "bottle"
     return "object"
+
+
+def _split_off_near_side(mask: NDArray[np.bool_], obs: Observation, cfg: RaisedConfig) -> list[NDArray[np.bool_]]:
+    """A region entering from the image's near side cut where its points leave a gap on the table.
+
+    The robot's bases enter the view from the bottom edge; an object standing just beyond one touches it in the
+    image (the base hides the gap between them) but not on the table. The region's points are binned on a table
+    grid of ``near_split_cell_m``; cells joined through a neighbour are one footprint, and each footprint's pixels
+    become their own region (those still touching the near side are then left out as before).
+    """
+    vs, us = np.nonzero(mask & (obs.depth_m > 0))
+    if vs.size == 0:
+        return [mask]
+    single = np.zeros(mask.shape, dtype=bool)
+    single[vs, us] = True
+    pts = points_world(single, obs)  # row-major order of the pixels, as np.nonzero returns them
+    cell = cfg.near_split_cell_m
+    ij = np.floor((pts[:, :2] - pts[:, :2].min(axis=0)) / cell).astype(int)
+    grid = np.zeros((int(ij[:, 0].max()) + 1, int(ij[:, 1].max()) + 1), dtype=np.uint8)
+    grid[ij[:, 0], ij[:, 1]] = 1
+    n, cells = cv2.connectedComponents(grid, connectivity=8)
+    if n <= 2:
+        return [mask]
+    label = cells[ij[:, 0], ij[:, 1]]
+    pieces = []
+    for k in range(1, n):
+        piece = np.zeros(mask.shape, dtype=bool)
+        piece[vs[label == k], us[label == k]] = True
+        pieces.append(piece)
+    return pieces
 
 
 @per_frame
@@ -116,15 +159,19 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
         bx, by, bw, bh = (int(stats[i, k]) for k in range(4))
         mask = np.zeros(labels.shape, dtype=bool)
         mask[by : by + bh, bx : bx + bw] = labels[by : by + bh, bx : bx + bw] == i  # the component is in its box
-        pts = points_world(mask, obs)
-        parts.append((mask, pts, _footprint_box(pts)))
+        pieces = _split_off_near_side(mask, obs, cfg) if by + bh > labels.shape[0] - cfg.border_px else [mask]
+        for piece in pieces:
+            pts = points_world(piece, obs)
+            if pts.shape[0]:
+                parts.append((piece, pts, _footprint_box(pts)))
     # join pieces of one object (split by a depth step inside it): overlapping footprints on the table
     joined = True
     while joined:
         joined = False
         for i in range(len(parts)):
             for j in range(i + 1, len(parts)):
-                if _overlap(parts[i][2], parts[j][2]) >= cfg.merge_overlap:
+                if (_overlap(parts[i][2], parts[j][2]) >= cfg.merge_overlap
+                        and _heights_meet(parts[i][1], parts[j][1], cfg.merge_gap_m)):
                     mask = parts[i][0] | parts[j][0]
                     pts = np.concatenate([parts[i][1], parts[j][1]])
                     parts[i] = (mask, pts, _footprint_box(pts))

@@ -22,7 +22,7 @@ from mallvi.graph.context import GraphContext
 from mallvi.graph.failure_memory import RESCAN, FailedAttempt, lost_again, record, rescanned_last
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.posture import lies_on_side
-from mallvi.graph.scene_memory import settled
+from mallvi.graph.scene_memory import nested_after, settled
 from mallvi.graph.schemas import (
     RETRYABLE_AGENTS,
     ActorReport,
@@ -240,8 +240,14 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
     if v.verdict == "success" and obs is not None:
         # what was moved is looked for where it is now (two alike bowls: the next subtask's Grounder takes the
         # detection nearest the last known position)
-        update["localized"] = settled(state["localized"], ctx.perception.scan(obs), current_subtask(state),
-                                      target)
+        fresh = ctx.perception.scan(obs)
+        update["localized"] = settled(state["localized"], fresh, current_subtask(state), target)
+        nested = nested_after(state["localized"], fresh, current_subtask(state), target)
+        if nested is not None and state["scene"] is not None:
+            # put in one of its own kind, it is seen as one with it: remembered there, not looked for apart
+            update["localized"][nested.id] = nested
+            objects = [nested if o.id == nested.id else o for o in state["scene"].objects]
+            update["scene"] = state["scene"].model_copy(update={"objects": objects})
     if obs is not None and _may_reopen(v, update) and (hit := undone(state, ctx, obs, log)) is not None:
         j, why = hit
         back: GraphState = {**state, "subtask_index": j}

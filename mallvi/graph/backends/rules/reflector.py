@@ -21,7 +21,7 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import Box, PredicateResult, evaluate, relation_holds
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
-from mallvi.graph.scene_memory import aligned_names
+from mallvi.graph.scene_memory import NESTED_PREFIX, aligned_names, nest_seen
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 from mallvi.robot_drivers.safety.guard import SafetyConfig
 
@@ -95,6 +95,12 @@ class RulesReflector:
             with contextlib.suppress(ResolutionError):
                 boxes[ref.key()] = Box.of_scene(before[resolve(ref, before_cands, allow_color_only=True).name])
                 remembered.append(ref.key())
+        nested = None
+        if key not in boxes and subtask.relation == "in" and subtask.target is not None:
+            nested = _nested(subtask, before, before_cands, fresh)
+            if nested is not None:  # seen as one with the container it was put in
+                boxes[key] = Box.of_scene(nested)
+                placed_xy[key] = _placed_xy(nested)
         held_state = {arm: _holding(ctx, arm, boxes.get(key)) for arm in ("left", "right")}
         counted = _count_check(subtask, fresh, boxes, ctx.table_top_z) if _group_member(subtask) else None
         if counted is not None and all(r.holds for r in counted):  # alike objects: their number there decides
@@ -129,6 +135,9 @@ class RulesReflector:
         detail = "; ".join(f"{r.predicate}: {r.detail}" for r in results) or "the actions succeeded"
         if remembered:
             detail += f" (hidden now, position from before the action: {', '.join(remembered)})"
+        if nested is not None:
+            detail += (f" ({subtask.obj.phrase} is seen as one with {nested.source.removeprefix(NESTED_PREFIX)}: "
+                       f"nested in it, the pair stands taller than it stood alone)")
         return Verdict(verdict="success", explanation=detail)
 
     @staticmethod
@@ -171,9 +180,10 @@ def align_ids(fresh: list[SceneObject], before: dict[str, SceneObject], subtask:
               placed_at: tuple[float, float, float] | None) -> list[SceneObject]:
     """The fresh scan with its objects named as the localised ones they are: alike objects (three bottles, two
     cans) get their ids by position, the subtask's object by where it was put (``placed_at``), the others by where
-    they were. A fresh object that matches none keeps its id (unless another took it)."""
+    they were. A fresh object that matches none keeps its id unless another took it or it is a localised object's
+    id (an alike object far from where that one can be is not it)."""
     names = aligned_names(fresh, before, subtask, placed_at)
-    taken = set(names.values())
+    taken = set(names.values()) | set(before)
     out = []
     for i, o in enumerate(fresh):
         new_id = names.get(i) or (o.id if o.id not in taken else f"{o.id}_seen{i}")
@@ -282,3 +292,15 @@ def _holding(ctx: AgentContext, arm: str, box: Box | None) -> bool:
     if ee is None:
         return True
     return math.dist(tuple(float(v) for v in list(ee)[:3]), box.centre_m) < HOLD_DIST_M
+
+
+def _nested(subtask: Subtask, before: dict[str, SceneObject], before_cands: list[Candidate],
+            fresh: list[SceneObject]) -> SceneObject | None:
+    """The moved object nested in the subtask's container, alike in size (``scene_memory.nest_seen``), or None."""
+    assert subtask.target is not None
+    try:
+        moved = before[resolve(subtask.obj, before_cands, allow_color_only=True).name]
+        container = before[resolve(subtask.target, before_cands, allow_color_only=True).name]
+    except (ResolutionError, KeyError):
+        return None
+    return nest_seen(moved, container, fresh)

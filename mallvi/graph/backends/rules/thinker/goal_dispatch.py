@@ -91,7 +91,7 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
         calls = gp.lift_calls(arm, obj, held_by == arm, table_z, subtask.height_m, attempt)
         return ActionPlan(calls=calls, strategy=f"lift {arm} #{attempt}",
                           rationale=f"the {arm} arm takes {obj.id} and raises it; it stays held")
-    if subtask.relation == "in" and target is not None and ft.is_container(target):
+    if subtask.relation == "in" and target is not None and (ft.is_container(target) or _was_container(target, scene)):
         return _into(subtask, obj, target, localized, scene, ctx, hint, held_by, attempt)
     if subtask.relation == "center" and subtask.action in ("place", "move", "stack"):
         return _to_centre(subtask, obj, localized, scene, ctx, hint, held_by, attempt)
@@ -167,6 +167,13 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
                       strategy=f"relay into {box.id} {giver}->{taker} #{attempt}",
                       rationale=f"the {giver} arm stands {obj.id} at ({relay[0]:.2f}, {relay[1]:.2f}); the {taker} "
                                 f"arm lowers it into {box.id}")
+
+
+def _was_container(obj: SceneObject, scene: SceneMemory) -> bool:
+    """Whether the scene memory knows ``obj`` as a container (this look at it may name only its shape: a bowl
+    seen as a round thing)."""
+    seen = scene.get(obj.id)
+    return seen is not None and ft.is_container(seen)
 
 
 def _grasp_for(obj: SceneObject) -> list[int]:
