@@ -7,6 +7,8 @@ The categories, in the order they are checked:
   no parsable answer.
 - ``refused before moving``: the agent refused or gave up before its first action (an ambiguous instruction, a
   model that cannot see the image, no plan found); the reason is its refusal or failure report.
+- ``object off the table``: after the agent had moved, an object of the task lies well below the table top (by
+  simulator truth, ``final_xyz``): a fault or a drop threw it to the floor, and no agent could have finished.
 - ``motion failure``: an action failed (the arm-allocation check refused a grasp, no motion plan, a missed grasp),
   or the agent's own failure report after it had moved.
 - ``wrong answer``: Tier 1: a block got the wrong arm or none.
@@ -20,8 +22,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-CATEGORIES = ("refused before moving", "model failure", "motion failure", "wrong answer", "condition missed",
-              "error")
+CATEGORIES = ("refused before moving", "model failure", "object off the table", "motion failure", "wrong answer",
+              "condition missed", "error")
 #: how many reasons are shown per task
 TOP_REASONS = 3
 #: a reason is cut to this many characters
@@ -57,6 +59,20 @@ def _missed(record: Mapping[str, Any]) -> list[str]:
     if not isinstance(conditions, list):
         return []
     return [str(c.get("name")) for c in conditions if isinstance(c, Mapping) and not c.get("held")]
+
+
+#: an object this far below the table top has left the table
+OFF_TABLE_M = 0.10
+
+
+def off_table(record: Mapping[str, Any]) -> list[str]:
+    """The task's objects (not the clutter) that ended well below the table top, by simulator truth."""
+    final = _mapping(record.get("final_xyz"))
+    table_z = _mapping(record.get("randomization")).get("table_top_z_m")
+    if not isinstance(table_z, (int, float)):
+        return []
+    return [n for n, xyz in final.items() if not n.startswith("clutter_") and isinstance(xyz, list) and len(xyz) == 3
+            and isinstance(xyz[2], (int, float)) and xyz[2] < table_z - OFF_TABLE_M]
 
 
 def _grounding(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -99,6 +115,8 @@ def categorize(record: Mapping[str, Any], secrets: Iterable[str] = ()) -> tuple[
             return "refused before moving", in_words(report.get("reason") or "gave up", secrets)
         if record.get("agent") == "single":
             return "model failure", "the model planned no action"
+    if actions and (gone := off_table(record)):
+        return "object off the table", f"{', '.join(gone)} ended off the table (simulator truth)"
     if _int(record.get("failed_actions")):
         if _int(record.get("refusals")):
             return "motion failure", "the arm-allocation check refused a grasp (the object was too far for that arm)"

@@ -177,3 +177,18 @@ def test_the_viewers_bench_page_shows_the_reports_fields(tmp_path: Path) -> None
                for s in shown)
     assert "average over these 2 task(s), the paper's over the same" in shown
     assert "95.0" in shown and "67.0" not in shown  # GPT-5 over these two tasks, not over all fourteen
+
+
+def test_an_episode_whose_object_ended_on_the_floor_is_told_apart_from_the_agents_failures() -> None:
+    """A fault that throws a bottle off the table leaves nothing to recover: the report says so (simulator truth),
+    apart from the agent's own motion failures; the clutter does not count, nor an episode that never moved."""
+    from mallvi.bench.failures import categorize
+
+    base = {"status": "done", "success": False, "agent": "mallvi", "tier": "planning", "actions": 9,
+            "failed_actions": 1, "message": "grasp failed", "randomization": {"table_top_z_m": 0.72},
+            "final_xyz": {"bottle1": [0.3, -0.1, 0.74], "bottle2": [0.9, -0.3, 0.04], "clutter_0": [1.0, 0.0, 0.0]}}
+    assert categorize(base) == ("object off the table", "bottle2 ended off the table (simulator truth)")
+    on_table = {**base, "final_xyz": {"bottle1": [0.3, -0.1, 0.74], "clutter_0": [1.0, 0.0, 0.0]}}
+    assert categorize(on_table) == ("motion failure", "grasp failed")
+    never_moved = {**base, "actions": 0, "graph_status": "refused", "message": "not understood"}
+    assert categorize(never_moved)[0] == "refused before moving"

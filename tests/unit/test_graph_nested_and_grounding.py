@@ -1,0 +1,84 @@
+"""Alike objects under weight-free perception: a bowl nested in an alike bowl reads as one object, the rules
+Grounder tells alike candidates apart by where each object was (not by a detector's score), and an alike object
+far from where a localised one can be is not taken for it."""
+
+from __future__ import annotations
+
+from mallvi.graph.backends.backend_protocols import CallLog
+from mallvi.graph.backends.rules.grounder import RulesGrounder
+from mallvi.graph.scene_memory import aligned_names, is_remembered, nest_seen, nested_after
+from mallvi.graph.schemas import Detection2D, ObjectRef, SceneMemory, SceneObject, Subtask
+
+TABLE_Z = 0.72
+BOWL_SIZE = (0.17, 0.17, 0.05)
+
+
+def _bowl(oid: str, color: str | None, x: float, y: float, height: float = 0.05, label: str = "bowl") -> SceneObject:
+    return SceneObject(id=oid, label=label, color=color, position_m=(x, y, TABLE_Z + height / 2),
+                       size_m=(0.17, 0.17, height), source="fused")
+
+
+WHITE = _bowl("white_bowl", "white", -0.25, -0.05)
+GREY = _bowl("grey_bowl", "grey", 0.20, -0.05)
+INTO_GREY = Subtask(text="put the white bowl in the grey bowl", action="place",
+                    obj=ObjectRef(phrase="the white bowl", label="bowl", color="white", instance="white_bowl"),
+                    target=ObjectRef(phrase="the grey bowl", label="bowl", color="grey", instance="grey_bowl"),
+                    relation="in")
+
+
+def test_a_bowl_nested_in_an_alike_one_is_the_pair_that_stands_taller_where_the_lower_one_was() -> None:
+    pair = _bowl("grey_bowl", "grey", 0.201, -0.049, height=0.062)  # the pair reads grey, 1.2 cm taller
+    nested = nest_seen(WHITE, GREY, [pair])
+    assert nested is not None and nested.id == "white_bowl" and nested.color == "white"
+    assert is_remembered(nested) and nested.source == "memory: nested in grey_bowl"
+    assert abs(nested.position_m[0] - 0.201) < 1e-9
+    # no taller object there: the white bowl was not put in (it rests on the rim elsewhere, or fell)
+    assert nest_seen(WHITE, GREY, [_bowl("grey_bowl", "grey", 0.20, -0.05)]) is None
+    # a small block dropped into the bowl is no alike object: not nested
+    block = SceneObject(id="red_block", label="block", color="red", position_m=(-0.25, 0.1, TABLE_Z + 0.025),
+                        size_m=(0.05, 0.05, 0.05), source="color")
+    assert nest_seen(block, GREY, [pair]) is None
+
+
+def test_after_a_finished_put_in_the_nested_bowl_is_remembered_only_when_not_seen_apart() -> None:
+    localized = {"white_bowl": WHITE, "grey_bowl": GREY}
+    pair_grey = _bowl("grey_bowl", "grey", 0.20, -0.05, height=0.062)
+    remembered = nested_after(localized, [pair_grey], INTO_GREY, (0.20, -0.05, TABLE_Z))
+    assert remembered is not None and remembered.id == "white_bowl"
+    pair_white = _bowl("white_bowl", "white", 0.20, -0.05, height=0.062)  # the pair reads white: seen
+    assert nested_after(localized, [pair_white], INTO_GREY, (0.20, -0.05, TABLE_Z)) is None
+
+
+def test_an_alike_object_beyond_thirty_centimetres_is_not_taken_for_a_localised_one() -> None:
+    plain = _bowl("bowl", None, 0.0, 0.0)
+    far = _bowl("bowl", None, 0.40, 0.15)  # the only uncoloured bowl seen, 43 cm away
+    near = _bowl("bowl", None, 0.20, 0.10)  # ... 22 cm away: a push or a drop may have taken it there
+    stay = Subtask(text="put the white bowl in the grey bowl", action="place",
+                   obj=ObjectRef(phrase="the white bowl", label="bowl", color="white", instance="white_bowl"),
+                   target=ObjectRef(phrase="the bowl", label="bowl", instance="bowl"), relation="in")
+    assert aligned_names([far], {"bowl": plain}, stay, None) == {}
+    assert aligned_names([near], {"bowl": plain}, stay, None) == {0: "bowl"}
+
+
+def _det(label: str, score: float, box: tuple[float, float, float, float]) -> Detection2D:
+    return Detection2D(query="q", box_xyxy=box, score=score, label=label)
+
+
+def test_the_grounder_takes_the_candidate_that_fits_the_object_not_the_best_scored_one() -> None:
+    scene = SceneMemory(objects=[_bowl("bowl", None, 0.15, 0.12), WHITE, _bowl("white_bowl_2", "white", 0.27, -0.13)])
+    cup = _det("cyan round", 0.94, (125, 85, 160, 124))  # a cup lying on its side, scored high by its own detector
+    bowl = _det("bowl", 0.81, (372, 91, 469, 163))
+    sub = INTO_GREY
+    chosen = RulesGrounder().choose(sub, ["bowl"], scene, {"bowl": [cup, bowl]}, 0, CallLog())
+    assert chosen["bowl"].box_xyxy == bowl.box_xyxy
+    # two white bowls: each takes its own detection, the one listed first (nearest where it was), whatever the
+    # scores and shape words ("round" from the colour detector, "bowl" from depth)
+    left = _det("white bowl", 0.89, (194, 176, 310, 275))
+    right = _det("white round", 0.84, (463, 192, 586, 296))
+    chosen = RulesGrounder().choose(sub, ["white_bowl_2", "white_bowl"], scene,
+                                    {"white_bowl_2": [right, left], "white_bowl": [left, right]}, 0, CallLog())
+    assert chosen["white_bowl_2"].box_xyxy == right.box_xyxy and chosen["white_bowl"].box_xyxy == left.box_xyxy
+    # another kind of thing ("bottle") fits worse than a shape word ("round")
+    chosen = RulesGrounder().choose(sub, ["white_bowl"], scene,
+                                    {"white_bowl": [_det("white bottle", 0.99, (0, 0, 9, 9)), right]}, 0, CallLog())
+    assert chosen["white_bowl"].box_xyxy == right.box_xyxy
