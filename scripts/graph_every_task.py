@@ -1,7 +1,9 @@
 """The side-by-side table of scripts/graph_every_task.sh's runs: per task, the expert's and the graph's success
 (simulator perception, colour perception, medium faults) beside GPT-5's in the paper, the graph's rate as a share of
-the expert's, how often the graph's own verdict agreed with the task's check (over all three graph runs), and the
-wall and CPU time per episode (graph / expert, from the episode records of the same machine).
+the expert's, how often the graph's own verdict agreed with the task's check (over all three graph runs), how many
+medium-fault episodes ended with an object of the task off the table (simulator truth: no agent can finish those)
+and the medium-fault rate over the others, and the wall and CPU time per episode (graph / expert, from the
+episode records of the same machine).
 Usage: .venv/bin/python scripts/graph_every_task.py OUT_ROOT [--markdown]"""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from statistics import mean
 from typing import Any
 
 from mallvi.bench import anchors
+from mallvi.bench.failures import off_table
 
 RUNS = ("expert", "graph-sim", "graph-color", "graph-sim-medium")
 
@@ -68,6 +71,8 @@ def main(root: Path, markdown: bool) -> None:
             per = {run: [r for r in recs if r["task"] == task] for run, recs in by_run.items()}
             expert, graph = rate(per["expert"]), rate(per["graph-sim"])
             colour, medium = rate(per["graph-color"]), rate(per["graph-sim-medium"])
+            gone = sum(1 for r in per["graph-sim-medium"] if not r.get("success") and off_table(r))
+            on_table = (medium[0], medium[1] - gone)
             agree = [r for run in RUNS[1:] for r in per[run] if r.get("graph_success") is not None]
             agreed = sum(1 for r in agree if bool(r["graph_success"]) == bool(r["success"]))
             wall_g = mean(float(r["wall_s"]) for r in per["graph-sim"]) if per["graph-sim"] else None
@@ -75,12 +80,14 @@ def main(root: Path, markdown: bool) -> None:
             paper = anchors.task_scores("planning" if tier == "planning" else "fine", "GPT-5").get(task)
             rows.append([tier, task, "—" if paper is None else f"{paper:g}", fmt(expert), fmt(graph),
                          share(graph, expert), fmt(colour),
-                         share(colour, expert), fmt(medium), share(medium, graph),
+                         share(colour, expert), fmt(medium), share(medium, graph), str(gone) if medium[1] else "—",
+                         share(on_table, graph),
                          f"{agreed}/{len(agree)}" if agree else "—",
                          f"{wall_g:.1f} / {wall_e:.1f} = {wall_g / wall_e:.1f}" if wall_g and wall_e else "—",
                          ratio(cpu(per["graph-sim"]), cpu(per["expert"]))])
     head = ["tier", "task", "GPT-5 (paper, %)", "expert", "graph (sim)", "÷ expert", "graph (colour)", "÷ expert",
-            "graph, medium faults", "÷ no faults", "verdict = check", "s per episode graph / expert",
+            "graph, medium faults", "÷ no faults", "object off the table", "÷ no faults, the others",
+            "verdict = check", "s per episode graph / expert",
             "CPU s per episode graph / expert"]
     if markdown:
         print("| " + " | ".join(head) + " |")

@@ -30,6 +30,7 @@ LIFT_MIN_M = 0.03
 NEST_RATIO = 0.8  # an object at least this wide as a container nests in it: then it is centred to ON_XY_MAX_M
 APPENDAGE_OFFSET_M = 0.02  # a container's floor centre this far from its extent's middle: it has a handle (a pan)
 IN_BODY_TOL_M = 0.005  # ... and what is in it may stick out of its body's radius this much
+IN_BODY_MIDDLE_FRAC = 1 / 3  # ... and its centre lies within this share of the body's radius from the floor centre
 HUNG_MIN_M = 0.03  # a hanging object's bottom is at least this far above the table
 
 
@@ -130,9 +131,12 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             d = math.hypot(dx, dy)
         ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
         if b.inner_xy_m is not None and math.dist(b.inner_xy_m, b.centre_m[:2]) > APPENDAGE_OFFSET_M:
-            # a floor centre well off the extent's middle: a body with a handle (a pan); the object lies within
-            # the body, whose radius is the narrower half-extent
-            ok_xy = d + min(a.size_m[0], a.size_m[1]) / 2 <= min(b.size_m[0], b.size_m[1]) / 2 + IN_BODY_TOL_M
+            # a floor centre well off the extent's middle: a body with a handle (a pan), whose radius is the
+            # narrower half-extent; the object lies within the body, in its middle third (a pan is filled at its
+            # middle, where it balances)
+            body_r = min(b.size_m[0], b.size_m[1]) / 2
+            ok_xy = (d + min(a.size_m[0], a.size_m[1]) / 2 <= body_r + IN_BODY_TOL_M
+                     and d <= IN_BODY_MIDDLE_FRAC * body_r)
         if max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1]):  # nested (a bowl in a bowl)
             ok_xy = d < ON_XY_MAX_M
         ok_z = a.bottom_z < b.top_z + ON_Z_TOL_M

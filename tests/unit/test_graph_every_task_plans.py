@@ -138,6 +138,9 @@ def test_in_a_pan_means_within_its_body_not_anywhere_over_its_handle() -> None:
     assert relation_holds("in", bread_at(0.01), _pan(), TABLE_Z)[0]
     # 7.4 cm off the body's centre (the benchmark wants 3.5 cm): the loaf hangs over the rim
     assert not relation_holds("in", bread_at(0.074), _pan(), TABLE_Z)[0]
+    # inside the body but 4 cm off its middle: not yet where a pan holds it (its middle third, 3.25 cm here)
+    assert relation_holds("in", bread_at(0.03), _pan(), TABLE_Z)[0]
+    assert not relation_holds("in", bread_at(0.04), _pan(), TABLE_Z)[0]
     # a bin's floor centre is its extent's middle: a bottle at its own cell near the end is in it
     bin_ = Box("bin", (0.0, 0.0, TABLE_Z + 0.04), (0.2, 0.3, 0.08), inner_xy_m=(0.0, 0.0))
     assert relation_holds("in", Box("bottle", (0.0, 0.09, TABLE_Z + 0.1), (0.06, 0.06, 0.2)), bin_, TABLE_Z)[0]

@@ -228,7 +228,10 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
         spatial = any(p.relation not in ("lifted", "held_by") for p in sub.post)
         if sub.action == "pick" or not (spatial or target):
             continue
-        own = {sub.obj.key()} | ({sub.target.key()} if sub.target else set())
+        # what is in or on a container or support moves with it (a toy in the basket lifted later): its relation
+        # still holds then, so only another move of the object itself, or of any other target, skips the re-check
+        carries = sub.relation in ("in", "on")
+        own = {sub.obj.key()} | ({sub.target.key()} if sub.target and not carries else set())
         if any(plan.subtasks[k].obj.key() in own for k in range(j + 1, min(idx, len(plan.subtasks) - 1) + 1)):
             continue  # the plan itself moved one of its objects again later on
         commands = [CommandRecord(skill="place_actor", arm="left", args={"target_pose": target}, ok=True,
