@@ -143,7 +143,9 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
     moved = subtask.obj.instance
     free = list(range(len(fresh)))
     names: dict[int, str] = {}
-    for oid, old in sorted(before.items(), key=lambda kv: kv[0] != moved):
+    # the objects that stayed first, each nearest where it was; the moved one then takes what is left nearest
+    # where it was put (alike bowls in a stack share a place: the one put on top may have slid off it)
+    for oid, old in sorted(before.items(), key=lambda kv: kv[0] == moved):
         expected = placed_at if oid == moved and placed_at is not None else old.position_m
         same = [i for i in free if kind(fresh[i]) == kind(old)]
         if not same:

@@ -40,6 +40,9 @@ from mallvi.sim_bridge.skill_ports import Clock, Objects, Rig
 
 log = logging.getLogger(__name__)
 
+#: after a place fault the scene runs until it is at rest, at most this long (an object put down on a bowl's rim
+#: slides for a while): what the agent then sees is where it stays
+FAULT_SETTLE_S = 3.0
 SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
 
 
@@ -164,14 +167,14 @@ class SimFaults:
         if body is not None:
             body.set_linear_velocity([0.0, 0.0, 0.0])
             body.set_angular_velocity([0.0, 0.0, 0.0])
-        self.clock.settle(1.0)
+        self.clock.settle(FAULT_SETTLE_S)
 
     def placed(self, actor: str, fault: str | None) -> None:
         """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated."""
         if fault == "knock_over":
             knock_over(self.objects.bodies[actor], self.injector.rng)
             self.injector.record(fault, "place", actor, self.clock.sim_time_s)
-            self.clock.settle(1.0)
+            self.clock.settle(FAULT_SETTLE_S)
 
 
 def _body(obj: SimObject) -> sapien.physx.PhysxRigidDynamicComponent | None:

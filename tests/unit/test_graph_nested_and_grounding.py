@@ -82,3 +82,23 @@ def test_the_grounder_takes_the_candidate_that_fits_the_object_not_the_best_scor
     chosen = RulesGrounder().choose(sub, ["white_bowl"], scene,
                                     {"white_bowl": [_det("white bottle", 0.99, (0, 0, 9, 9)), right]}, 0, CallLog())
     assert chosen["white_bowl"].box_xyxy == right.box_xyxy
+
+
+def test_a_bowl_leaning_on_the_stack_beside_it_is_not_nested_whatever_the_match_says() -> None:
+    """Alike bowls in a stack share one place: the fresh object matched to the moved bowl may be a lower one while
+    the moved bowl leans on the rim 7 cm off; the Reflector does not take the nest as done then."""
+    from mallvi.graph.backends.rules.reflector import _leaning_alike
+    from mallvi.graph.goals import Box
+
+    plain = _bowl("bowl", None, 0.01, 0.0)
+    lower = _bowl("bowl_2", None, 0.168, -0.085, height=0.014)  # a stack's lower bowl: its height seen in part
+    into = Subtask(text="put the bowl in the bowl", action="place",
+                   obj=ObjectRef(phrase="the bowl", label="bowl", instance="bowl"),
+                   target=ObjectRef(phrase="the bowl", label="bowl", instance="bowl_2"), relation="in")
+    boxes = {into.obj.key(): Box("bowl", (0.177, -0.074, 0.764), (0.17, 0.17, 0.05)),
+             into.target.key(): Box("bowl_2", (0.168, -0.084, 0.74), (0.17, 0.17, 0.03))}  # type: ignore[union-attr]
+    leaning = _bowl("bowl_seen0", None, 0.125, -0.141)
+    why = _leaning_alike(into, {"bowl": plain, "bowl_2": lower}, [leaning], boxes)
+    assert why is not None and "leans on bowl_2's rim" in why
+    beside = _bowl("bowl_seen0", None, 0.168 + 0.19, -0.085)  # standing on the table beside the stack: fine
+    assert _leaning_alike(into, {"bowl": plain, "bowl_2": lower}, [beside], boxes) is None

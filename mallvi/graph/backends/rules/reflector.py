@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.backend_protocols import CallLog
-from mallvi.graph.goals import Box, PredicateResult, evaluate, relation_holds
+from mallvi.graph.goals import ON_XY_MAX_M, Box, PredicateResult, evaluate, relation_holds
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
 from mallvi.graph.scene_memory import NESTED_PREFIX, aligned_names, nest_seen
@@ -132,6 +132,8 @@ class RulesReflector:
         if failed:
             text = "; ".join(f"{r.predicate} does not hold ({r.detail})" for r in failed)
             return self._wrong_place(subtask, before, boxes, text)
+        if (leaning := _leaning_alike(subtask, before, fresh, boxes)) is not None:
+            return self._wrong_place(subtask, before, boxes, leaning)
         detail = "; ".join(f"{r.predicate}: {r.detail}" for r in results) or "the actions succeeded"
         if remembered:
             detail += f" (hidden now, position from before the action: {', '.join(remembered)})"
@@ -304,3 +306,35 @@ def _nested(subtask: Subtask, before: dict[str, SceneObject], before_cands: list
     except (ResolutionError, KeyError):
         return None
     return nest_seen(moved, container, fresh)
+
+
+def _leaning_alike(subtask: Subtask, before: dict[str, SceneObject], fresh: list[SceneObject],
+                   boxes: dict[str, Box]) -> str | None:
+    """Why a nest of alike objects (a bowl put in a bowl) is not done although its check holds: another object
+    alike to the moved one, none of the localised ones, lies closer to the container than one object's width but
+    off its centre. Alike objects in a stack share one place, so the one matched to the moved object may be a lower
+    one, while the moved one leans on the rim beside it (two alike bowls cannot stand that close on the table)."""
+    key = subtask.obj.key()
+    target_key = subtask.target.key() if subtask.target is not None else None
+    moved = before.get(subtask.obj.instance or "")
+    lower = before.get(subtask.target.instance or "") if subtask.target is not None else None
+    if subtask.relation != "in" or target_key not in boxes or key not in boxes or moved is None or lower is None:
+        return None
+    width = max(moved.size_m[0], moved.size_m[1])
+    if not _as_wide(lower, width):  # heights seen of a stack's lower members are partial: widths only
+        return None  # not a nest of alike objects (a small object in a large container)
+    container = boxes[target_key]
+    for o in fresh:
+        if o.id in before or not _as_wide(o, width):
+            continue
+        d = math.dist(o.position_m[:2], container.centre_m[:2])
+        if ON_XY_MAX_M < d < width:
+            return (f"an object like {subtask.obj.phrase} leans on {container.name}'s rim, {d * 100:.1f} cm off "
+                    "its middle")
+    return None
+
+
+def _as_wide(o: SceneObject, width_m: float, tol: float = 0.25) -> bool:
+    """Whether ``o``'s footprint is as wide as ``width_m`` within ``tol`` of the larger."""
+    w = max(o.size_m[0], o.size_m[1])
+    return abs(w - width_m) <= tol * max(w, width_m)
