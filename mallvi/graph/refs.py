@@ -211,10 +211,10 @@ def _describe(cands: Sequence[Candidate]) -> str:
 
 def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence[Candidate],
                  by_size: bool = False) -> list[Candidate]:
-    """The objects a size word ranks: those of ``pool`` resting on something; with ``ref.among`` = n, the n
-    cube-shaped ones most alike in size. With ``by_size`` (the instruction ranks them by size) only groups whose
-    members differ in size are considered: identical dice cannot be told largest from smallest. Raises
-    ResolutionError when the n cannot be told."""
+    """The objects a size word ranks: those of ``pool`` resting on something; with ``ref.among`` = n, the n called
+    what the reference calls them when exactly n are, else the n cube-shaped ones most alike in size. With
+    ``by_size`` (the instruction ranks them by size) only groups whose members differ in size are considered:
+    identical dice cannot be told largest from smallest. Raises ResolutionError when the n cannot be told."""
     group = [c for c in pool if resting(c, everything)]
     n = ref.among
     if n is None:
@@ -225,6 +225,11 @@ def ranked_group(ref: ObjectRef, pool: Sequence[Candidate], everything: Sequence
             f"{len(group)} are seen ({_describe(group) or 'none'})")
     if len(group) == n:
         return _alike(ref, group, n, group)
+    # exactly n of them are called what the instruction calls them (a scene graph that names blocks apart from
+    # the dice beside them): those
+    named = [c for c in group if ref.label and canonical_label(c.label) == canonical_label(ref.label)]
+    if len(named) == n and not (by_size and not _rankable(named)):
+        return _alike(ref, named, n, group)
     cubes = [c for c in group if cube_shaped(c)]
     if len(cubes) < n:
         raise ResolutionError(

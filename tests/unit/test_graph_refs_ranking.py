@@ -157,3 +157,16 @@ def test_grammar_carries_the_stated_count() -> None:
     # colour references are not affected
     assert parse_instruction("there are three blocks, stack the red block on the blue block").subtasks[0].obj.among \
         is None
+
+
+def test_when_exactly_three_are_called_blocks_the_dice_beside_them_do_not_make_the_ranking_ambiguous() -> None:
+    """A scene graph that names the blocks apart from the clutter (simulator perception: "clutter" for a die of
+    2.7 cm) ranks the three blocks; when the die is called a block too (colour perception), its size decides."""
+    three = [obj("red_block", "red", 0.2, 0.0, (0.065, 0.065, 0.065)),
+             obj("green_block", "green", -0.1, 0.0, (0.049, 0.049, 0.049)),
+             obj("blue_block", "blue", 0.05, -0.05, (0.038, 0.038, 0.038))]
+    die = obj("clutter_4", "grey", -0.3, 0.1, (0.027, 0.027, 0.027), label="clutter")
+    assert ranks([*three, die]) == ("red_block", "green_block", "blue_block")
+    # the die called a block: 2.7, 3.8 and 4.9 cm rank as well as 3.8, 4.9 and 6.5 cm; not told
+    with pytest.raises(ResolutionError, match="no 3 clearly alike"):
+        ranks([*three, die.model_copy(update={"label": "block"})])

@@ -26,7 +26,14 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.rules.thinker.ee_plans import ee_plan, holder_of
 from mallvi.graph.backends.rules.thinker.features import floor_z, is_container
 from mallvi.graph.backends.rules.thinker.goal_dispatch import goal_plan
-from mallvi.graph.backends.rules.thinker.goal_plans import aside_spot, centre_target, cross_slot, drop_point, tops_of
+from mallvi.graph.backends.rules.thinker.goal_plans import (
+    aside_spot,
+    centre_target,
+    cross_slot,
+    drop_point,
+    tops_of,
+    yaw_quat,
+)
 from mallvi.graph.backends.rules.thinker.pull import pulls
 from mallvi.graph.backends.rules.thinker.regrasp import regrasps
 from mallvi.graph.backends.rules.thinker.strategies import low_approach, nudges, steered
@@ -34,7 +41,16 @@ from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
-from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
+from mallvi.graph.schemas import (
+    ActionPlan,
+    CallVariant,
+    FailedStep,
+    ObjectRef,
+    SceneMemory,
+    SceneObject,
+    SkillCall,
+    Subtask,
+)
 
 if TYPE_CHECKING:
     from mallvi.graph.ports import AgentContext
@@ -93,12 +109,26 @@ def _take(arm: str, obj_id: str, upright: bool) -> list[SkillCall]:
     return [_grasp(arm, obj_id, upright=upright)] + ([] if upright else [lift])
 
 
+#: shorter straight descents tried where a place's descent from 8 cm cannot be planned
+PLACE_PRE_DIS_M = (0.05, 0.03)
+#: ... then the object set down turned a quarter either way (another arm posture over the same spot)
+PLACE_TURNS_RAD = (math.pi / 2, -math.pi / 2)
+
+
+def _place_variants(target_xyz: tuple[float, float, float]) -> list[CallVariant]:
+    """What a place tries when its motion cannot be planned."""
+    out = [CallVariant(args={"pre_dis": d}) for d in PLACE_PRE_DIS_M]
+    out += [CallVariant(target_pose=[*target_xyz, *yaw_quat(a)], args={"constrain": "align"}) for a in PLACE_TURNS_RAD]
+    return out
+
+
 def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
                  grasp_args: dict[str, float] | None = None, upright: bool = False) -> list[SkillCall]:
     return [
         _grasp(arm, obj_id, grasp_args, upright),
         SkillCall(skill="place_actor", arm=arm, object=obj_id, target_pose=[*target_xyz, *DOWN_WXYZ],  # type: ignore[arg-type]
-                  args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"}),
+                  args={"functional_point_id": 0, "pre_dis": 0.08, "dis": 0.005, "constrain": "free"},
+                  alternatives=_place_variants(target_xyz)),
         SkillCall(skill="back_to_origin", arm=arm),  # type: ignore[arg-type]
     ]
 
