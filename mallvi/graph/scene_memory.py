@@ -8,6 +8,8 @@ the same colour found within ``SAME_OBJECT_XY_M`` of where it was, or within ``M
 the only new name of the only lost object of that colour (a fault pushed it). It keeps an earlier object that is
 no longer seen when a newly seen object lies on top of where it was: the earlier observation, marked
 ``source = "memory: hidden under X"``; nothing is kept that no object covers (a missing detection stays missing).
+Two nested objects of one size (a bowl in a bowl) read as one to depth perception: after "put X in Y" the one not
+seen apart is remembered where the pair stands, ``source = "memory: nested in Y"`` (``nest_seen``).
 """
 
 from __future__ import annotations
@@ -37,9 +39,18 @@ def _width(o: SceneObject) -> float:
     return max(o.size_m[0], o.size_m[1])
 
 
+def _agree(x: float, y: float, tol: float) -> bool:
+    return abs(x - y) <= tol * max(x, y)
+
+
+def as_wide(o: SceneObject, width_m: float, tol: float = 0.25) -> bool:
+    """Whether ``o``'s footprint is as wide as ``width_m`` within ``tol`` of the larger."""
+    return _agree(_width(o), width_m, tol)
+
+
 def alike_in_size(a: SceneObject, b: SceneObject, tol: float = 0.25) -> bool:
     """Whether two objects' footprints and heights agree within ``tol`` (of the larger): one kind, one size."""
-    return all(abs(x - y) <= tol * max(x, y) for x, y in ((_width(a), _width(b)), (a.size_m[2], b.size_m[2])))
+    return as_wide(a, _width(b), tol) and _agree(a.size_m[2], b.size_m[2], tol)
 
 
 def nest_seen(moved: SceneObject, container: SceneObject, fresh: list[SceneObject]) -> SceneObject | None:

@@ -21,7 +21,7 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.goals import ON_XY_MAX_M, Box, PredicateResult, evaluate, relation_holds
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
-from mallvi.graph.scene_memory import NESTED_PREFIX, aligned_names, nest_seen
+from mallvi.graph.scene_memory import NESTED_PREFIX, aligned_names, as_wide, nest_seen
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
 from mallvi.robot_drivers.safety.guard import SafetyConfig
 
@@ -321,20 +321,14 @@ def _leaning_alike(subtask: Subtask, before: dict[str, SceneObject], fresh: list
     if subtask.relation != "in" or target_key not in boxes or key not in boxes or moved is None or lower is None:
         return None
     width = max(moved.size_m[0], moved.size_m[1])
-    if not _as_wide(lower, width):  # heights seen of a stack's lower members are partial: widths only
+    if not as_wide(lower, width):  # heights seen of a stack's lower members are partial: widths only
         return None  # not a nest of alike objects (a small object in a large container)
     container = boxes[target_key]
     for o in fresh:
-        if o.id in before or not _as_wide(o, width):
+        if o.id in before or not as_wide(o, width):
             continue
         d = math.dist(o.position_m[:2], container.centre_m[:2])
         if ON_XY_MAX_M < d < width:
             return (f"an object like {subtask.obj.phrase} leans on {container.name}'s rim, {d * 100:.1f} cm off "
                     "its middle")
     return None
-
-
-def _as_wide(o: SceneObject, width_m: float, tol: float = 0.25) -> bool:
-    """Whether ``o``'s footprint is as wide as ``width_m`` within ``tol`` of the larger."""
-    w = max(o.size_m[0], o.size_m[1])
-    return abs(w - width_m) <= tol * max(w, width_m)
