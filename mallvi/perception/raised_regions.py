@@ -113,7 +113,7 @@ def _split_off_near_side(mask: NDArray[np.bool_], obs: Observation, cfg: RaisedC
     grid of ``near_split_cell_m``; cells joined through a neighbour are one footprint, and each footprint's pixels
     become their own region (those still touching the near side are then left out as before).
     """
-    vs, us = np.nonzero(mask & (obs.depth_m > 0))
+    vs, us = np.nonzero(mask & (obs.depth_m > 0) & np.isfinite(obs.depth_m))
     if vs.size == 0:
         return [mask]
     single = np.zeros(mask.shape, dtype=bool)
