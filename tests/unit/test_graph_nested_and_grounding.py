@@ -102,3 +102,17 @@ def test_a_bowl_leaning_on_the_stack_beside_it_is_not_nested_whatever_the_match_
     assert why is not None and "leans on bowl_2's rim" in why
     beside = _bowl("bowl_seen0", None, 0.168 + 0.19, -0.085)  # standing on the table beside the stack: fine
     assert _leaning_alike(into, {"bowl": plain, "bowl_2": lower}, [beside], boxes) is None
+
+
+def test_no_candidate_of_another_colour_or_already_taken_is_chosen() -> None:
+    """The uncoloured bowl still in the hand after a failed place is not in the image: the white bowl beside it is
+    not taken for it (nor does one detection serve two objects), so the node places it at the hand."""
+    scene = SceneMemory(objects=[_bowl("bowl", None, 0.17, 0.03), WHITE])
+    white = _det("white round", 0.92, (116, 166, 231, 260))
+    chosen = RulesGrounder().choose(INTO_GREY, ["bowl", "white_bowl"], scene,
+                                    {"bowl": [white], "white_bowl": [white]}, 0, CallLog())
+    assert "bowl" not in chosen and chosen["white_bowl"].box_xyxy == white.box_xyxy
+    two_white = SceneMemory(objects=[WHITE, _bowl("white_bowl_2", "white", 0.27, -0.13)])
+    chosen = RulesGrounder().choose(INTO_GREY, ["white_bowl", "white_bowl_2"], two_white,
+                                    {"white_bowl": [white], "white_bowl_2": [white]}, 0, CallLog())
+    assert list(chosen) == ["white_bowl"]

@@ -1,8 +1,9 @@
 """Rules Grounder: per object the candidate of a fresh detection pass that best fits what the scene memory says of
-it (its kind and colour words in the candidate's label); of those, the first that no other object of the subtask
-took (the node lists them nearest where the object was last seen first). Scores do not rank: a detector that
-answers "bowl" with any round thing (a cup lying on its side) scores it by its own measure, not by the bowl's,
-and of two alike objects the better-scored one is not more likely the one asked for."""
+it (its colour, which must agree, and its kind, in the candidate's label); of those not taken by another object of
+the subtask, the first (the node lists them nearest where the object was last seen first); none when none agrees.
+Scores do not rank: a detector that answers "bowl" with any round thing (a cup lying on its side) scores it by its
+own measure, not by the bowl's, and of two alike objects the better-scored one is not more likely the one asked
+for."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.schemas import Detection2D, SceneMemory, SceneObject, Subtask
 from mallvi.perception.query_words import COLORS
 
+#: the fit of a candidate whose colour agrees (see ``fit``)
+COLOUR_FIT = 2
 #: shape words a weight-free detector gives anything of that outline (a bowl's rim reads "round")
 GENERIC_SHAPES = frozenset({"round", "object"})
 
@@ -36,11 +39,14 @@ class RulesGrounder:
         chosen: dict[str, Detection2D] = {}
         for oid in focus:
             remembered = scene.get(oid)
-            cands = candidates.get(oid, [])
+            taken = {c.box_xyxy for c in chosen.values()}
+            # another object's detection, or one of another colour, is not this object: none is chosen then (a
+            # bowl still in the hand after a failed place is not in the image; the node knows where the hand is)
+            cands = [d for d in candidates.get(oid, []) if d.box_xyxy not in taken
+                     and (remembered is None or fit(d, remembered) >= COLOUR_FIT)]
             best = max((fit(d, remembered) for d in cands), default=0)
             # alike candidates (two white bowls) are told apart by where each object was, not by score
             fitting = [d for d in cands if fit(d, remembered) == best]
-            free = [d for d in fitting if d.box_xyxy not in {c.box_xyxy for c in chosen.values()}]
-            if free or fitting:
-                chosen[oid] = (free or fitting)[0]
+            if fitting:
+                chosen[oid] = fitting[0]
         return chosen
