@@ -31,6 +31,11 @@ def fit(candidate: Detection2D, remembered: SceneObject | None) -> int:
     return 2 * int(same_colour) + int(same_kind)
 
 
+def _identity(d: Detection2D) -> tuple[object, ...]:
+    """What makes two candidates one detection: the same box from the same source under the same label."""
+    return (d.box_xyxy, d.source, d.label)
+
+
 class RulesGrounder:
     def choose(
         self, subtask: Subtask, focus: list[str], scene: SceneMemory, candidates: dict[str, list[Detection2D]],
@@ -39,10 +44,10 @@ class RulesGrounder:
         chosen: dict[str, Detection2D] = {}
         for oid in focus:
             remembered = scene.get(oid)
-            taken = {c.box_xyxy for c in chosen.values()}
+            taken = {_identity(c) for c in chosen.values()}
             # another object's detection, or one of another colour, is not this object: none is chosen then (a
             # bowl still in the hand after a failed place is not in the image; the node knows where the hand is)
-            cands = [d for d in candidates.get(oid, []) if d.box_xyxy not in taken
+            cands = [d for d in candidates.get(oid, []) if _identity(d) not in taken
                      and (remembered is None or fit(d, remembered) >= COLOUR_FIT)]
             best = max((fit(d, remembered) for d in cands), default=0)
             # alike candidates (two white bowls) are told apart by where each object was, not by score
