@@ -163,9 +163,11 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
             continue
         best = min(same, key=lambda i: math.dist(fresh[i].position_m, expected))
         d = math.dist(fresh[best].position_m, expected)
-        # the one object of its colour is that object wherever it went (a fault may throw it 40 cm); the one
-        # uncoloured object of a kind is only within the reach of a push or a drop
-        if d < ALIGN_M or (len(same) == 1 and (old.color is not None or d <= MOVED_BY_FAULT_MAX_M)):
+        # the one object of its colour is that object wherever it went (a fault may throw it 40 cm), and so is the
+        # moved one when where it was put is not known (end-effector actions); the one uncoloured object of a kind
+        # is otherwise only within the reach of a push or a drop
+        anywhere = old.color is not None or (oid == moved and placed_at is None)
+        if d < ALIGN_M or (len(same) == 1 and (anywhere or d <= MOVED_BY_FAULT_MAX_M)):
             names[best] = oid
             free.remove(best)
     # a shape word may change from one view to the next (a block half hidden under another reads "object"):
