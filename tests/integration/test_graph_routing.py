@@ -125,6 +125,7 @@ def test_a_skill_failure_goes_back_to_the_agent_the_actor_blames() -> None:
     world = _world()
     world.fail_next["place_actor"] = SkillResult.failure(
         "cannot bring green_block above the target: no inverse-kinematics solution", FailureKind.UNREACHABLE)
+    world.fail_times["place_actor"] = 5  # the place and each of its four alternatives (shorter, turned)
     out, _ = drive(fake_context(world), "stack the green block on the red block")
     seq = out.node_sequence
     assert out.status == "succeeded"

@@ -74,6 +74,7 @@ def test_an_unreachable_target_goes_to_the_thinker_and_an_empty_grasp_to_the_pro
     world.fail_next["place_actor"] = SkillResult.failure(
         "cannot bring green_block above the target: cannot move the left arm to [-0.2, 0.0, 0.9]: no "
         "inverse-kinematics solution (Fail)", FailureKind.UNREACHABLE)
+    world.fail_times["place_actor"] = 5  # the place and each of its four alternatives (shorter, turned)
     seq, _ = _first_failure(world)
     assert _after_first_reflector(seq) == "thinker"
     world = _world()
