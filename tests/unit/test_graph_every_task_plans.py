@@ -182,3 +182,38 @@ def test_tier3_judges_an_object_against_where_the_hand_let_go_of_it() -> None:
     assert abs(x - 0.05) < 1e-6 and abs(y + 0.1) < 1e-6
     # fingers that closed far from the object did not take it: nothing to judge by
     assert _ee_release_xy(report, (0.3, 0.3, TABLE_Z)) is None
+
+
+def test_the_centre_is_midway_between_the_arms_whatever_stands_there() -> None:
+    """A block standing at the work centre moves the centre spot nearer or farther, never to a side (a tower's base
+    put 6 cm to the left of the middle is not "at the centre of the table")."""
+    from mallvi.graph.binding import WORK_CENTRE_XY_M
+
+    red = _block("red_block", -0.25, 0.05)
+    blue = _block("blue_block", WORK_CENTRE_XY_M[0] + 0.01, WORK_CENTRE_XY_M[1])
+    x, y, _ = gp.centre_target(red, SceneMemory(objects=[red, blue]), {}, TABLE_Z)
+    assert x == WORK_CENTRE_XY_M[0]
+    assert abs(y - WORK_CENTRE_XY_M[1]) >= 0.05 + 0.02  # clear of the blue block
+    # a free spot elsewhere (a relay) may still move to a side
+    assert gp.free_spot((0.0, -0.15), red, [blue]) != (0.0, -0.15)
+
+
+def test_an_object_pushed_onto_a_wide_target_is_not_put_there() -> None:
+    """Fries lying on their side pushed with closed fingers onto the tray lie on it, but no hand put them there:
+    the subtask is planned again from where they lie."""
+    sub = Subtask(text="put the red block on the green block", action="place", obj=_ref("red_block", "block"),
+                  target=_ref("green_block", "block"), relation="on")
+
+    def rec(skill: str, **args: object) -> CommandRecord:
+        return CommandRecord(skill=skill, arm="right", args=dict(args), ok=True, message="ok")
+
+    pushed = ActorReport(ok=True, message="ok", commands=[
+        rec("back_to_origin", park=True), rec("close_gripper"), rec("move_to_pose", target_pose=[0.1, -0.1, 0.9]),
+        rec("move_by_displacement", x=0.06), rec("open_gripper")])
+    world = FakeWorld.blocks(("green", 0.0, -0.15))
+    world.objects["red_block"] = FakeWorld.blocks(("red", 0.0, -0.15)).objects["red_block"]
+    world.objects["red_block"].pos[2] = TABLE_Z + 0.06  # resting on the green block
+    ctx = fake_context(world)
+    before = {"red_block": _block("red_block", 0.06, -0.15), "green_block": _block("green_block", 0.0, -0.15)}
+    v = RulesReflector().reflect(sub, pushed, before, world.observe(), ctx, CallLog())
+    assert v.verdict == "failure" and "was moved, not yet put in its place" in v.explanation

@@ -226,7 +226,7 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
         sub = plan.subtasks[j]
         target = state.get("placed_at", {}).get(str(j))
         spatial = any(p.relation not in ("lifted", "held_by") for p in sub.post)
-        if sub.action == "pick" or not (spatial or target):
+        if sub.action == "pick" or not (spatial or target or sub.hold or sub.action == "lift"):
             continue
         # what is in or on a container or support moves with it (a toy in the basket lifted later): its relation
         # still holds then, so only another move of the object itself, or of any other target, skips the re-check

@@ -33,6 +33,7 @@ TCP_OFFSET_M = SafetyConfig().tcp_offset_m
 MOVED_MIN_M = 0.01
 HOLD_OPEN_MIN, HOLD_OPEN_MAX = 0.02, 0.85
 HOLD_DIST_M = 0.25
+TILTED_HEIGHT_RATIO = 1.6  # an alike object by a nest seen this many times as tall as one stands tilted on a rim
 
 
 class RulesReflector:
@@ -113,7 +114,8 @@ class RulesReflector:
         results = counted or results
         failed = [r for r in results if not r.holds]
         target = _place_target(report)
-        if target is None and key in boxes and subtask.relation in ("slot", "at") and _moved_only(report):
+        if target is None and key in boxes and subtask.relation is not None and (
+                (subtask.relation in ("slot", "at") and _moved_only(report)) or _pushed_only(report)):
             # a push, pull or topple only brings the object within reach; the subtask is planned again from there
             return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                            explanation=f"{subtask.obj.phrase} was moved, not yet put in its place")
@@ -134,6 +136,8 @@ class RulesReflector:
             return self._wrong_place(subtask, before, boxes, text)
         if (leaning := _leaning_alike(subtask, before, fresh, boxes)) is not None:
             return self._wrong_place(subtask, before, boxes, leaning)
+        if (dropped := _not_held(subtask, held_state, ctx, boxes.get(key))) is not None:
+            return self._wrong_place(subtask, before, boxes, dropped)
         detail = "; ".join(f"{r.predicate}: {r.detail}" for r in results) or "the actions succeeded"
         if remembered:
             detail += f" (hidden now, position from before the action: {', '.join(remembered)})"
@@ -225,6 +229,14 @@ def _moved_only(report: ActorReport) -> bool:
     return bool(report.commands) and not any(c.skill == "place_actor" for c in report.commands)
 
 
+def _pushed_only(report: ActorReport) -> bool:
+    """Whether the attempt pushed, pulled or toppled the object with closed fingers and never took it: it may have
+    shoved it onto a wide target (fries lying on their side pushed onto the tray), but did not put it there."""
+    taking = ("grasp_actor", "place_actor", "upright_actor", "execute_ee_action")
+    moves = [c for c in report.commands if c.skill != "back_to_origin"]  # an arm parked out of the way first
+    return bool(moves) and moves[0].skill == "close_gripper" and not any(c.skill in taking for c in moves)
+
+
 def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
     for c in reversed(report.commands):
         if c.skill == "place_actor" and c.ok:
@@ -277,6 +289,26 @@ def _ee_release_xy(report: ActorReport, start_xyz: tuple[float, float, float] | 
     return out
 
 
+def _not_held(subtask: Subtask, held_state: dict[str, bool], ctx: AgentContext, box: Box | None) -> str | None:
+    """Why an object the subtask is to leave in hand is not held (a slip put it down), or None. A lift leaves it
+    held (by both hands when both were to lift it); so does a place that holds it there to receive something.
+    A simulator attaches an object to one gripper at a time: the other hand then holds it if its gripper is not
+    open and its hand is at the object."""
+    if subtask.action != "lift" and not subtask.hold:
+        return None
+    holders = [arm for arm, held in held_state.items() if held]
+    what = subtask.obj.phrase
+    if not holders:
+        return f"{what} is held by no gripper (it was to stay in hand)"
+    if subtask.arm_hint != "both" or len(holders) == 2:
+        return None
+    other = "right" if holders[0] == "left" else "left"
+    opening = ctx.gripper_opening(other) if ctx.gripper_opening is not None else None  # type: ignore[arg-type]
+    if opening is not None and opening < HOLD_OPEN_MAX and _hand_near(ctx, other, box):
+        return None
+    return f"{what} is held by the {holders[0]} hand only (both were to hold it)"
+
+
 def _holding(ctx: AgentContext, arm: str, box: Box | None) -> bool:
     """The gripper senses an object (or is neither open nor fully closed), and the object is near that hand."""
     if ctx.gripper_holding is not None:
@@ -285,8 +317,12 @@ def _holding(ctx: AgentContext, arm: str, box: Box | None) -> bool:
         sensed = HOLD_OPEN_MIN < ctx.gripper_opening(arm) < HOLD_OPEN_MAX  # type: ignore[arg-type]
     else:
         return False
-    if not sensed:
-        return False
+    return sensed and _hand_near(ctx, arm, box)
+
+
+def _hand_near(ctx: AgentContext, arm: str, box: Box | None) -> bool:
+    """Whether ``arm``'s hand is within ``HOLD_DIST_M`` of the object seen in ``box`` (True when it is hidden in
+    the hand, or the arm's pose is unknown)."""
     if box is None:
         return True  # hidden in the hand
     pose = ctx.skills.get_arm_pose(arm)  # type: ignore[arg-type]
@@ -310,25 +346,42 @@ def _nested(subtask: Subtask, before: dict[str, SceneObject], before_cands: list
 
 def _leaning_alike(subtask: Subtask, before: dict[str, SceneObject], fresh: list[SceneObject],
                    boxes: dict[str, Box]) -> str | None:
-    """Why a nest of alike objects (a bowl put in a bowl) is not done although its check holds: another object
-    alike to the moved one, none of the localised ones, lies closer to the container than one object's width but
-    off its centre. Alike objects in a stack share one place, so the one matched to the moved object may be a lower
-    one, while the moved one leans on the rim beside it (two alike bowls cannot stand that close on the table)."""
-    key = subtask.obj.key()
+    """Why a nest of alike objects (a bowl put in a bowl) is not done although its check holds: an object alike to
+    the moved one lies closer to the container than one object's width and either stands tilted (seen more than
+    ``TILTED_HEIGHT_RATIO`` times as tall as one stood) or, being none of the localised ones, off the
+    container's centre. Alike objects in a stack share one place, so the one matched to the moved object may be a
+    lower one, while the moved one leans on the rim beside it (two alike bowls cannot stand that close on the
+    table, nor does a bowl seated in another stand taller than two bowls)."""
     target_key = subtask.target.key() if subtask.target is not None else None
     moved = before.get(subtask.obj.instance or "")
     lower = before.get(subtask.target.instance or "") if subtask.target is not None else None
-    if subtask.relation != "in" or target_key not in boxes or key not in boxes or moved is None or lower is None:
+    if subtask.relation != "in" or target_key not in boxes or moved is None or lower is None:
         return None
     width = max(moved.size_m[0], moved.size_m[1])
-    if not as_wide(lower, width):  # heights seen of a stack's lower members are partial: widths only
+    kind = (canonical_label(moved.label), moved.color)
+    if not (as_wide(lower, width) or _kind(lower) == kind):  # a stack's lower members are seen in part
         return None  # not a nest of alike objects (a small object in a large container)
     container = boxes[target_key]
+    # one object's height: the tallest alike one localised standing as it stands on the table (a stack's members
+    # are seen in part; one seen taller than wide may lean already)
+    localised = [o for o in (moved, lower, *before.values()) if _kind(o) == kind]
+    upright = [o.size_m[2] for o in localised if o.size_m[2] <= max(o.size_m[0], o.size_m[1])]
+    stood = max(upright or [o.size_m[2] for o in localised])
     for o in fresh:
-        if o.id in before or not as_wide(o, width):
+        alike = _kind(o) == kind
+        if not (alike or as_wide(o, width)):
             continue
         d = math.dist(o.position_m[:2], container.centre_m[:2])
-        if ON_XY_MAX_M < d < width:
+        if d >= width:
+            continue
+        if o.size_m[2] > TILTED_HEIGHT_RATIO * stood:
+            return (f"an object like {subtask.obj.phrase} stands tilted by {container.name}, {d * 100:.1f} cm off "
+                    f"its middle ({o.size_m[2] * 100:.1f} cm tall; one stands {stood * 100:.1f} cm)")
+        if o.id not in before and d > ON_XY_MAX_M and as_wide(o, width):
             return (f"an object like {subtask.obj.phrase} leans on {container.name}'s rim, {d * 100:.1f} cm off "
                     "its middle")
     return None
+
+
+def _kind(o: SceneObject) -> tuple[str, str | None]:
+    return (canonical_label(o.label), o.color)

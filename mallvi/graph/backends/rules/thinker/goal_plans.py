@@ -34,6 +34,7 @@ NEST_PRE_M = 0.10  # ... by a descent from this far above that ...
 NEST_LET_GO_M = 0.02  # ... which lets go this far short of it
 SPOT_CLEAR_M = 0.02  # a free spot keeps this far from every other object's box
 SPOT_STEPS_M = (0.0, 0.03, -0.03, 0.06, -0.06)
+SPOT_STEPS_FAR_M = (0.09, -0.09, 0.12, -0.12)  # farther steps along one line (the centre: nearer or farther only)
 HANDOVER_BOTTOM_M = (0.10, 0.14, 0.07)  # the held object's bottom above the table at the hand-over, in order
 HANDOVER_XY_M = ((0.0, -0.05), (0.04, -0.06), (-0.04, -0.06), (0.0, -0.10))
 HANDOVER_YAWS_RAD = (0.0, math.pi / 2, -math.pi / 2, math.pi)
@@ -105,11 +106,14 @@ def others(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject], *
     return [o for k, o in seen.items() if k != obj_id and k not in skip]
 
 
-def free_spot(centre_xy: tuple[float, float], obj: SceneObject, around: Sequence[SceneObject]) -> tuple[float, float]:
-    """The spot nearest ``centre_xy`` (on a 3 cm grid, up to 6 cm off) where ``obj`` keeps ``SPOT_CLEAR_M`` from
-    every object in ``around``; the centre itself when none is clear."""
+def free_spot(centre_xy: tuple[float, float], obj: SceneObject, around: Sequence[SceneObject],
+              sideways: bool = True) -> tuple[float, float]:
+    """The spot nearest ``centre_xy`` (on a 3 cm grid, up to 6 cm off; ``sideways=False``: in world y only, up to
+    12 cm off) where ``obj`` keeps ``SPOT_CLEAR_M`` from every object in ``around``; the centre itself when none is
+    clear."""
     r = ft.width_m(obj) / 2
-    spots = sorted(((centre_xy[0] + dx, centre_xy[1] + dy) for dx in SPOT_STEPS_M for dy in SPOT_STEPS_M),
+    steps_x, steps_y = (SPOT_STEPS_M, SPOT_STEPS_M) if sideways else ((0.0,), SPOT_STEPS_M + SPOT_STEPS_FAR_M)
+    spots = sorted(((centre_xy[0] + dx, centre_xy[1] + dy) for dx in steps_x for dy in steps_y),
                    key=lambda s: math.dist(s, centre_xy))
     for s in spots:
         if all(math.dist(s, o.position_m[:2]) >= r + ft.width_m(o) / 2 + SPOT_CLEAR_M
@@ -120,8 +124,9 @@ def free_spot(centre_xy: tuple[float, float], obj: SceneObject, around: Sequence
 
 def centre_target(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObject],
                   table_z: float) -> tuple[float, float, float]:
-    """Where "the centre of the table" is for ``obj``: a free spot at the work centre, on the table."""
-    x, y = free_spot(WORK_CENTRE_XY_M, obj, others(obj.id, scene, localized))
+    """Where "the centre of the table" is for ``obj``: a free spot at the work centre, on the table, midway between
+    the arms (a free spot is looked for nearer or farther, never to a side)."""
+    x, y = free_spot(WORK_CENTRE_XY_M, obj, others(obj.id, scene, localized), sideways=False)
     return (x, y, table_z)
 
 
