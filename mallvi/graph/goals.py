@@ -25,8 +25,7 @@ ON_XY_SLACK_M = 0.02
 ON_XY_MAX_M = 0.03  # a placement "on" a target is centred to this (a pad, a plate), unless the target is at least
 WIDE_TARGET_RATIO = 2.5  # this many times as wide as the object every way (a tray, a board): then anywhere on its top
 ON_Z_TOL_M = 0.02
-IN_Z_TOL_M = 0.01  # "in": the bottom seen at most this far above the rim (a part hidden by the wall is not seen; a
-# bottle lying across the rim is 1.7 cm above it)
+IN_Z_TOL_M = 0.01  # "in": a lying object's bottom at most this far above the rim (a bottle across the rim: 1.7 cm)
 NEAR_M = 0.12
 LIFT_MIN_M = 0.03
 NEST_RATIO = 0.8  # an object at least this wide as a container nests in it: then it is centred to ON_XY_MAX_M
@@ -141,7 +140,10 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
                      and d <= IN_BODY_MIDDLE_FRAC * body_r)
         if max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1]):  # nested (a bowl in a bowl)
             ok_xy = d < ON_XY_MAX_M
-        ok_z = a.bottom_z < b.top_z + IN_Z_TOL_M
+        # an object lying (lower than long) is seen whole on a rim; an upright one's lower part a wall or an arm
+        # may hide, so its bottom seen is held to the looser ON_Z_TOL_M
+        lying = a.size_m[2] < max(a.size_m[0], a.size_m[1])
+        ok_z = a.bottom_z < b.top_z + (IN_Z_TOL_M if lying else ON_Z_TOL_M)
         above = "" if ok_z else f", its bottom {(a.bottom_z - b.top_z) * 100:.1f} cm above the rim"
         return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}{above}"
     if relation == "hung_on":
