@@ -44,8 +44,10 @@ def ray_client_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     gcs_port, client_port = _free_port(), _free_port()
     temp_dir = tmp_path_factory.mktemp("ray")
     # a loopback test cluster without token authentication (Ray turns it on when ~/.ray/auth_token exists)
+    # the client's own server process may take over Ray's 30 s to start on a loaded 2-core machine
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
+           "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": "180"}
     head = subprocess.Popen(
         [str(ray_cli), "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(gcs_port),
          "--ray-client-server-port", str(client_port), "--num-cpus", str(HEAD_CPUS), "--include-dashboard=false",
