@@ -115,7 +115,8 @@ class RulesReflector:
         failed = [r for r in results if not r.holds]
         target = _place_target(report)
         if target is None and key in boxes and subtask.relation is not None and (
-                (subtask.relation in ("slot", "at") and _moved_only(report)) or _pushed_only(report)):
+                (subtask.relation in ("slot", "at") and _moved_only(report))
+                or (subtask.action in ("place", "stack", "move") and _pushed_only(report))):
             # a push, pull or topple only brings the object within reach; the subtask is planned again from there
             return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                            explanation=f"{subtask.obj.phrase} was moved, not yet put in its place")
