@@ -217,6 +217,9 @@ def test_an_object_pushed_onto_a_wide_target_is_not_put_there() -> None:
     before = {"red_block": _block("red_block", 0.06, -0.15), "green_block": _block("green_block", 0.0, -0.15)}
     v = RulesReflector().reflect(sub, pushed, before, world.observe(), ctx, CallLog())
     assert v.verdict == "failure" and "was moved, not yet put in its place" in v.explanation
+    # a push asked for is done by a push
+    push = sub.model_copy(update={"action": "push", "text": "push the red block onto the green block"})
+    assert RulesReflector().reflect(push, pushed, before, world.observe(), ctx, CallLog()).verdict == "success"
 
 
 def test_a_bottle_lying_across_the_rim_is_not_in_the_bin() -> None:
