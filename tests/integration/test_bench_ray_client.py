@@ -63,6 +63,11 @@ def ray_client_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
             time.sleep(0.5)
         else:
             pytest.fail("the Ray head's client server did not listen within 120 s")
+        # the client's server starts only once the head's node is up: wait for `ray status` to see it
+        while subprocess.run([str(ray_cli), "status", "--address", f"127.0.0.1:{gcs_port}"], env=env,
+                             capture_output=True, timeout=60).returncode != 0:
+            assert time.monotonic() < deadline, "the Ray head's node did not come up within 120 s"
+            time.sleep(1.0)
         yield f"ray://127.0.0.1:{client_port}"
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # the head and the processes it started, nothing else
