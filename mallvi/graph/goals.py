@@ -35,6 +35,11 @@ IN_BODY_MIDDLE_FRAC = 1 / 3  # ... and its centre lies within this share of the 
 HUNG_MIN_M = 0.03  # a hanging object's bottom is at least this far above the table
 
 
+def wide_target(a: Box, b: Box) -> bool:
+    """Whether ``b`` is wide enough to put ``a`` anywhere on its top (a tray, a board; ``WIDE_TARGET_RATIO``)."""
+    return min(b.size_m[0], b.size_m[1]) >= WIDE_TARGET_RATIO * max(a.size_m[0], a.size_m[1])
+
+
 @dataclass(frozen=True)
 class Box:
     """An object's centre and axis-aligned extent (metres, world frame).
@@ -121,7 +126,7 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
         gap = a.bottom_z - b.top_z
         ok_xy = d < min(max(b.size_m[0], b.size_m[1]) / 2 + ON_XY_SLACK_M, ON_XY_MAX_M)
         ok_z = abs(gap) < ON_Z_TOL_M
-        if min(b.size_m[0], b.size_m[1]) >= WIDE_TARGET_RATIO * max(a.size_m[0], a.size_m[1]):
+        if wide_target(a, b):
             # a tray: anywhere on its top or inside its rim
             ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
             ok_z = b.bottom_z - ON_Z_TOL_M < a.bottom_z < b.top_z + ON_Z_TOL_M

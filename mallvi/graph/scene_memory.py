@@ -18,6 +18,7 @@ import math
 
 from mallvi.graph.refs import canonical_label
 from mallvi.graph.schemas import Predicate, SceneObject, Subtask
+from mallvi.perception.object_points import MODEL_SOURCE
 
 SAME_OBJECT_XY_M = 0.04
 MOVED_BY_FAULT_MAX_M = 0.30  # how far a push, a drop or an off-target place may have taken the lost object
@@ -60,11 +61,15 @@ def nest_seen(moved: SceneObject, container: SceneObject, fresh: list[SceneObjec
     under a shape word that may change. The evidence is an object about as wide as the container, standing over
     its footprint, whose top is at least ``NEST_RISE_MIN_M`` above the container's top before. The returned object
     carries ``moved``'s id, label and colour at that place, marked ``source = "memory: nested in <container>"``.
+    An object from the simulator's masks (its points from the object model) is one instance: a pair never reads
+    as one there, and a lone bowl tilted on its rim must not pass for the pair.
     """
     if not alike_in_size(moved, container):
         return None
     top_before = container.position_m[2] + container.size_m[2] / 2
     for o in fresh:
+        if o.points_source == MODEL_SOURCE:
+            continue
         if _xy_dist(o, container) > _width(container) / 4 or _width(o) < 0.75 * _width(container):
             continue
         if o.position_m[2] + o.size_m[2] / 2 >= top_before + NEST_RISE_MIN_M:

@@ -293,6 +293,10 @@ class ActorReport(_Model):
     commands: list[CommandRecord] = Field(default_factory=list)
     failed_stage: AgentName | None = None
     failed_step: FailedStep | None = None  # the call that failed (also a refusal before anything moved)
+    #: per arm, before the plan's first motion: its end-effector pose [x, y, z, qw, qx, qy, qz] (world frame, m)
+    #: and its gripper opening (0 closed .. 1 open), as one arm's half of an end-effector action; what a hand
+    #: carried in from an earlier attempt was where it sat in that hand
+    start_arms: dict[str, list[float]] = Field(default_factory=dict)
 
     def only_homing_failed(self) -> bool:
         """Whether the call that failed is an arm's way home (``back_to_origin``): the Actor stops at the first call

@@ -21,7 +21,7 @@ from mallvi.graph.schemas import ActorReport, CommandRecord, ObjectRef, Plan, Sc
 from mallvi.graph.state import initial_state
 from mallvi.perception.detectors import make_detector
 from mallvi.perception.synthetic import SynthBox, head_camera, render
-from tests.fixtures.graph_fakes import TABLE_Z, FakeWorld, fake_context
+from tests.fixtures.graph_fakes import TABLE_Z, FakeObject, FakeWorld, fake_context
 
 BOWL = (0.17, 0.17, 0.05)
 
@@ -163,6 +163,28 @@ def test_an_object_put_at_the_centre_must_be_where_it_was_put() -> None:
     assert verdict(0.063) == "failure"  # a slip after the place left it 6 cm off (a medium fault's place_off)
 
 
+def test_an_object_put_on_a_wide_target_must_be_where_it_was_aimed() -> None:
+    """Anywhere on a tray holds "on"; but an object 4 cm from the point the place aimed at (a scale's middle) was
+    moved off it (the benchmark holds the scale's object to 3.5 cm)."""
+    sub = Subtask(text="put the red block on the scale", action="place", obj=_ref("red_block", "block"),
+                  target=_ref("grey_scale", "scale"), relation="on")
+    placed = CommandRecord(skill="place_actor", arm="left", args={"target_pose": [0.0, -0.1, TABLE_Z + 0.02]},
+                           ok=True, message="ok")
+    report = ActorReport(ok=True, message="ok", commands=[placed])
+
+    def verdict(dx: float) -> str:
+        world = FakeWorld.blocks(("red", dx, -0.1))
+        world.objects["red_block"].pos[2] = TABLE_Z + 0.04
+        world.objects["grey_scale"] = FakeObject("grey_scale", "grey", "scale", [0.0, -0.1, TABLE_Z + 0.01],
+                                                 size=0.2)
+        ctx = fake_context(world)
+        before = {"red_block": _block("red_block", -0.2, 0.1)}
+        return RulesReflector().reflect(sub, report, before, world.observe(), ctx, CallLog()).verdict
+
+    assert verdict(0.01) == "success"
+    assert verdict(0.041) == "failure"
+
+
 def test_tier3_judges_an_object_against_where_the_hand_let_go_of_it() -> None:
     from mallvi.graph.backends.rules.reflector import _ee_release_xy
 
@@ -182,6 +204,14 @@ def test_tier3_judges_an_object_against_where_the_hand_let_go_of_it() -> None:
     assert abs(x - 0.05) < 1e-6 and abs(y + 0.1) < 1e-6
     # fingers that closed far from the object did not take it: nothing to judge by
     assert _ee_release_xy(report, (0.3, 0.3, TABLE_Z)) is None
+    # carried in from an earlier attempt: the hand held it when this one began (closed, its grasp centre at it)
+    carried = ActorReport(ok=True, message="ok", start_arms={"left": [*took, *down, 0.3], "right": rest}, commands=[
+        act([0.05, -0.1, 1.0], 0.0), act([0.05, -0.1, took[2] + 0.06], 0.0), act([0.05, -0.1, took[2] + 0.06], 1.0)])
+    x, y = _ee_release_xy(carried, block) or (9.0, 9.0)
+    assert abs(x - 0.05) < 1e-6 and abs(y + 0.1) < 1e-6
+    # an open hand at the start carried nothing in
+    empty = carried.model_copy(update={"start_arms": {"left": [*took, *down, 1.0], "right": rest}})
+    assert _ee_release_xy(empty, block) is None
 
 
 def test_the_centre_is_midway_between_the_arms_whatever_stands_there() -> None:
@@ -231,3 +261,42 @@ def test_a_bottle_lying_across_the_rim_is_not_in_the_bin() -> None:
     assert not holds and "its bottom 1.7 cm above the rim" in detail
     hidden_bottom = Box("bottle", (-0.411, -0.116, 0.918), (0.004, 0.024, 0.166))
     assert relation_holds("in", hidden_bottom, bin_, 0.735)[0]
+
+
+def test_each_object_goes_to_the_free_drop_point_on_its_own_side_of_the_tray() -> None:
+    """The burger, first seen left of the tray, goes to the tray's left half even after a slip moved it right
+    or the tray moved; the fries never go onto a half the burger already takes."""
+    def drops(x: float) -> dict[str, tuple[float, ...]]:
+        return {"drop_left": (x - 0.075, -0.1, TABLE_Z + 0.02, 1.0, 0.0, 0.0, 0.0),
+                "drop_right": (x + 0.075, -0.1, TABLE_Z + 0.02, 1.0, 0.0, 0.0, 0.0)}
+
+    tray = SceneObject(id="tray", label="tray", position_m=(0.0, -0.1, TABLE_Z + 0.01), size_m=(0.3, 0.2, 0.02),
+                       points=drops(0.0))
+    left, right = (-0.075, -0.1, TABLE_Z + 0.02), (0.075, -0.1, TABLE_Z + 0.02)
+    burger_then, fries_then = _block("burger", -0.25, 0.0), _block("fries", 0.25, 0.0)
+    first = [tray, burger_then, fries_then]
+    slid = _block("burger", 0.1, 0.05)  # pushed past the tray's middle by a slip
+    assert gp.drop_point(tray, slid, [tray, slid, fries_then], first) == left
+    # the tray itself knocked 30 cm to the left: its halves moved with it, the sides did not swap
+    moved_tray = tray.model_copy(update={"position_m": (-0.3, -0.1, TABLE_Z + 0.01), "points": drops(-0.3)})
+    assert gp.drop_point(moved_tray, burger_then, [moved_tray], first) == (-0.375, -0.1, TABLE_Z + 0.02)
+    # the fries, moved to the left, find the left half taken by the burger
+    on_left = _block("burger", -0.075, -0.1)
+    fries_left = _block("fries", -0.12, -0.05)
+    assert gp.drop_point(tray, fries_left, [tray, on_left, fries_left]) == right
+    assert gp.drop_point(tray, fries_left, [tray, fries_left]) == left  # nothing there yet
+
+
+def test_a_push_the_arm_cannot_start_comes_after_those_it_can() -> None:
+    """A mug at the right arm's base: the left arm's usual push would start beyond its reach (no IK, an attempt
+    spent), so the right arm's pushes, from every side it reaches, are tried first."""
+    from mallvi.graph.backends.rules.thinker.strategies import nudges
+    from mallvi.robot_drivers.piper.piper_reach import piper_reach
+
+    mug = _block("mug", 0.29, -0.12, edge=0.08)
+    reach = {s: piper_reach(s) for s in ("left", "right")}
+    plans = nudges(mug, SceneMemory(objects=[mug]), {"mug": mug}, TABLE_Z, "right", ("right", "left"), reach)
+    arms = [p.calls[0].arm for p in plans]
+    assert arms[0] == "right" and arms[-1] == "left", [p.strategy for p in plans]
+    assert plans[-1].strategy == "nudge left"
+    assert all(p.strategy != "nudge left" for p in plans[:-1])

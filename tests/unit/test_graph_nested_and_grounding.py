@@ -8,6 +8,7 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.rules.grounder import RulesGrounder
 from mallvi.graph.scene_memory import aligned_names, is_remembered, nest_seen, nested_after
 from mallvi.graph.schemas import Detection2D, ObjectRef, SceneMemory, SceneObject, Subtask
+from mallvi.perception.object_points import MODEL_SOURCE
 
 TABLE_Z = 0.72
 BOWL_SIZE = (0.17, 0.17, 0.05)
@@ -38,6 +39,14 @@ def test_a_bowl_nested_in_an_alike_one_is_the_pair_that_stands_taller_where_the_
     block = SceneObject(id="red_block", label="block", color="red", position_m=(-0.25, 0.1, TABLE_Z + 0.025),
                         size_m=(0.05, 0.05, 0.05), source="color")
     assert nest_seen(block, GREY, [pair]) is None
+
+
+def test_simulator_masks_never_show_a_nest_as_one_object() -> None:
+    # each mask is one instance: a taller bowl there is the lower bowl alone, tilted (the moved one fell away)
+    tilted = _bowl("grey_bowl", "grey", 0.201, -0.049, height=0.099).model_copy(
+        update={"points_source": MODEL_SOURCE})
+    assert nest_seen(WHITE, GREY, [tilted]) is None
+    assert nest_seen(WHITE, GREY, [tilted.model_copy(update={"points_source": "geometry"})]) is not None
 
 
 def test_after_a_finished_put_in_the_nested_bowl_is_remembered_only_when_not_seen_apart() -> None:

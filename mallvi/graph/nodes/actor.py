@@ -193,6 +193,7 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
         _park_idle_arms(ctx, records)
     used_arms: set[str] = set()
+    start = _arm_states(ctx)
     report: ActorReport | None = None
     for k, seq in enumerate(sequences):
         report = _run_sequence(ctx, seq, names, records, used_arms)
@@ -205,7 +206,26 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind), report.failed_step.arm,
                  report.failed_step.skill)
         report = report.model_copy(update={"commands": records})
-    return {"actor_report": report}
+    return {"actor_report": report.model_copy(update={"start_arms": start})}
+
+
+def _arm_states(ctx: GraphContext) -> dict[str, list[float]]:
+    """Each arm's end-effector pose and gripper opening now (``ActorReport.start_arms``); an arm whose pose or
+    opening cannot be read is left out."""
+    out: dict[str, list[float]] = {}
+    if ctx.gripper_opening is None:
+        return out
+    for arm in ARM_SIDES:
+        try:
+            r = ctx.skills.get_arm_pose(arm)
+            pose = r.data.get("pose") if r.ok else None
+            opening = ctx.gripper_opening(arm)
+        except Exception as e:  # a sensor or driver fault: the Reflector then judges without it
+            log.info("arm state of %s unread: %s", arm, e)
+            continue
+        if isinstance(pose, (list, tuple)) and len(pose) == 7:
+            out[arm] = [*(float(v) for v in pose), float(opening)]
+    return out
 
 
 def _took_something(records: list[CommandRecord]) -> bool:

@@ -190,19 +190,27 @@ def _place_target(report: ActorReport | None) -> tuple[float, float, float] | No
     return None
 
 
+PARTIAL_HEIGHT_RATIO = 0.5  # an object seen less than half as tall as at first was seen in part
+
+
 def last_known(state: GraphState) -> dict[str, SceneObject]:
     """Every object where it was last known: the scene memory, moved to where each finished subtask put its
-    object (without the object's old points), then this subtask's localised objects. An earlier subtask's object
-    now hidden under a later one (the lowest of three bowls) is re-checked from there."""
+    object (without the object's old points; with its first size where it was seen in part since), then this
+    subtask's localised objects. An earlier subtask's object now hidden under a later one (the lowest of three
+    bowls) is re-checked from there."""
     scene, plan = state["scene"], state["plan"]
     known = {o.id: o for o in scene.objects} if scene is not None else {}
+    first = {o.id: o for o in scene.initial} if scene is not None else {}
     for j in sorted(set(state["completed"])):
         target = state.get("placed_at", {}).get(str(j))
         oid = plan.subtasks[j].obj.instance if plan is not None and j < len(plan.subtasks) else None
         if target is not None and oid is not None and oid in known:
             o = known[oid]
-            known[oid] = o.model_copy(update={"position_m": (target[0], target[1], target[2] + o.size_m[2] / 2),
-                                              "points": {}})
+            size = o.size_m
+            if oid in first and size[2] < PARTIAL_HEIGHT_RATIO * first[oid].size_m[2]:
+                size = first[oid].size_m  # seen in part since (cut by the image's edge): its first whole size
+            known[oid] = o.model_copy(update={"position_m": (target[0], target[1], target[2] + size[2] / 2),
+                                              "size_m": size, "points": {}})
     known.update(state["localized"])
     return known
 
@@ -236,11 +244,36 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
             continue  # the plan itself moved one of its objects again later on
         commands = [CommandRecord(skill="place_actor", arm="left", args={"target_pose": target}, ok=True,
                                   message="re-check")] if target else []
+        known = last_known(state)
         v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check", commands=commands),
-                                     last_known(state), obs, ctx, log)
+                                     known, obs, ctx, log)
+        if v.verdict == "failure" and v.failure_category == "object_lost" and target and sub.relation != "in":
+            v = _gone_from_spot(state, ctx, obs, j, target, known) or v
         if v.verdict == "failure" and v.failure_category in UNDO_CATEGORIES:
             return j, v.model_copy(update={"explanation": f"subtask {j + 1} was undone: {v.explanation}"})
     return None
+
+
+def _gone_from_spot(state: GraphState, ctx: GraphContext, obs: Observation, j: int, target: list[float],
+                    known: dict[str, SceneObject]) -> Verdict | None:
+    """A wrong-placement verdict for subtask ``j``'s object, not seen now, when another object stands where it was
+    put (``rules.reflector.taken_spot``; its width from when it was first seen), else None: hidden only where
+    nothing contradicts it (a base under the blocks stacked on it)."""
+    from mallvi.graph.backends.rules.reflector import taken_spot
+
+    plan, scene = state["plan"], state["scene"]
+    assert plan is not None
+    sub = plan.subtasks[j]
+    oid = sub.obj.instance
+    first = next((o for o in scene.initial if o.id == oid), None) if scene is not None else None
+    shape = first or known.get(oid or "")
+    if oid is None or shape is None:
+        return None
+    skip = {sub.target.instance} if sub.target is not None and sub.target.instance else set()
+    why = taken_spot(oid, (target[0], target[1], target[2]), shape.size_m, ctx.perception.scan(obs), skip)
+    if why is None:
+        return None
+    return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker", explanation=why)
 
 
 def _may_reopen(v: Verdict, update: dict[str, Any]) -> bool:

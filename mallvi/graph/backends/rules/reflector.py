@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.observation import Observation
 from mallvi.graph.backends.backend_protocols import CallLog
-from mallvi.graph.goals import ON_XY_MAX_M, Box, PredicateResult, evaluate, relation_holds
+from mallvi.graph.goals import ON_XY_MAX_M, Box, PredicateResult, evaluate, relation_holds, wide_target
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
 from mallvi.graph.scene_memory import NESTED_PREFIX, aligned_names, as_wide, nest_seen
@@ -27,6 +27,7 @@ from mallvi.robot_drivers.safety.guard import SafetyConfig
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
 CENTRE_TOL_M = 0.025  # an object put at the work centre: within 2.5 cm of the spot chosen there
+WIDE_AIM_TOL_M = 0.03  # an object put on a wide target: within 3 cm of the point aimed at on it
 EE_LET_GO_TOL_M = 0.03  # Tier 3: an object let go of lies within 3 cm of where the hand held it then
 EE_TOOK_NEAR_M = 0.10  # ... taken by fingers that closed with their grasp centre this near its point
 TCP_OFFSET_M = SafetyConfig().tcp_offset_m
@@ -34,6 +35,9 @@ MOVED_MIN_M = 0.01
 HOLD_OPEN_MIN, HOLD_OPEN_MAX = 0.02, 0.85
 HOLD_DIST_M = 0.25
 TILTED_HEIGHT_RATIO = 1.6  # an alike object by a nest seen this many times as tall as one stands tilted on a rim
+STAND_LEVEL_TOL_M = 0.015  # two objects whose bottoms are this close stand on one surface
+STAND_OVERLAP_M = 0.01  # ... and cannot overlap by more than this (inscribed circles; rotated blocks included)
+FLAT_M = 0.015  # a pad or a sliver at the image's edge: nothing stands on the surface there
 
 
 class RulesReflector:
@@ -125,6 +129,15 @@ class RulesReflector:
             if d > (CENTRE_TOL_M if subtask.relation == "center" else PLACE_TOL_M):
                 failed_text = f"{subtask.obj.phrase} is {d * 100:.1f} cm from its target"
                 return self._wrong_place(subtask, before, boxes, failed_text)
+        tkey = subtask.target.key() if subtask.target is not None else None
+        if (target is not None and key in boxes and subtask.relation == "on" and tkey in boxes
+                and wide_target(boxes[key], boxes[tkey])):
+            # anywhere on a tray holds "on", but the Thinker aimed at a point of it (a scale's middle, a drop
+            # point): a slip or a shove since moved the object off it
+            d = math.dist(placed_xy.get(key, boxes[key].centre_m[:2]), target[:2])
+            if d > WIDE_AIM_TOL_M:
+                return self._wrong_place(subtask, before, boxes, f"{subtask.obj.phrase} is {d * 100:.1f} cm from "
+                                                                 f"where it was put on {boxes[tkey].name}")
         moved_to = _ee_release_xy(report, _before_xyz(subtask, before, before_cands))
         if target is None and moved_to is not None and key in boxes and subtask.relation is not None:
             # Tier 3: the object must lie where the hand let go of it (a slip after, or a shove, moved it)
@@ -157,6 +170,24 @@ class RulesReflector:
                            explanation=f"{subtask.obj.phrase} did not move: {text}")
         return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                        explanation=text)
+
+
+def taken_spot(obj_id: str, spot_m: tuple[float, float, float], size_m: tuple[float, float, float],
+               fresh: list[SceneObject], skip: set[str]) -> str | None:
+    """Why the object ``obj_id``, put with its bottom centre at ``spot_m`` and not seen now, cannot be hidden
+    there, or None: another object seen stands on the same surface where it would stand (two objects standing
+    side by side cannot overlap). ``skip``: the objects it was put on or by (a pad under it)."""
+    width = min(size_m[0], size_m[1])
+    for o in fresh:
+        if o.id == obj_id or o.id in skip or o.size_m[2] < FLAT_M:
+            continue
+        if abs(Box.of_scene(o).bottom_z - spot_m[2]) > STAND_LEVEL_TOL_M:
+            continue
+        overlap = (width + min(o.size_m[0], o.size_m[1])) / 2 - math.dist(o.position_m[:2], spot_m[:2])
+        if overlap > STAND_OVERLAP_M:
+            return (f"{o.id} stands where {obj_id} was put, {overlap * 100:.1f} cm into its place, so {obj_id} "
+                    "is not hidden there")
+    return None
 
 
 def _group_member(subtask: Subtask) -> bool:
@@ -262,14 +293,32 @@ def _placed_xyz(obj: SceneObject) -> tuple[float, float, float]:
     return (fp0[0], fp0[1], fp0[2]) if fp0 is not None else obj.position_m
 
 
+def _ee_pose(chunk: list[float]) -> tuple[np.ndarray, tuple[float, float, float]]:
+    """One arm's half of an end-effector action (xyz, quaternion wxyz, ...): its 4x4 pose and grasp centre."""
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat([chunk[4], chunk[5], chunk[6], chunk[3]]).as_matrix()
+    T[:3, 3] = chunk[:3]
+    tcp = T[:3, 3] + TCP_OFFSET_M * T[:3, 0]
+    return T, (float(tcp[0]), float(tcp[1]), float(tcp[2]))
+
+
 def _ee_release_xy(report: ActorReport, start_xyz: tuple[float, float, float] | None) -> tuple[float, float] | None:
     """Tier 3: where the object taken in this report's actions was let go (its point at ``start_xyz`` carried
     with the hand from the action that closed the fingers near it to the one that opened them); None without
-    both."""
+    both. An object a hand held already when the attempt began (``ActorReport.start_arms``: fingers not open,
+    grasp centre near it) is carried from that pose."""
     if start_xyz is None:
         return None
     grip = {0: 1.0, 1: 1.0}
     closed: dict[int, np.ndarray] = {}
+    for arm, side in enumerate(("left", "right")):
+        state = report.start_arms.get(side)
+        if state is None or len(state) != 8 or state[7] >= HOLD_OPEN_MAX:
+            continue
+        T, tcp = _ee_pose(state)
+        if math.dist(tcp, start_xyz) <= EE_TOOK_NEAR_M:
+            closed[arm] = np.linalg.inv(T) @ np.array([*start_xyz, 1.0])
+            grip[arm] = 0.0
     out: tuple[float, float] | None = None
     for c in report.commands:
         pose = c.args.get("target_pose")
@@ -277,10 +326,7 @@ def _ee_release_xy(report: ActorReport, start_xyz: tuple[float, float, float] | 
             continue
         for arm in (0, 1):
             chunk = [float(v) for v in pose[8 * arm: 8 * arm + 8]]
-            T = np.eye(4)
-            T[:3, :3] = Rotation.from_quat([chunk[4], chunk[5], chunk[6], chunk[3]]).as_matrix()
-            T[:3, 3] = chunk[:3]
-            tcp = T[:3, 3] + TCP_OFFSET_M * T[:3, 0]
+            T, tcp = _ee_pose(chunk)
             if chunk[7] < 0.5 <= grip[arm] and math.dist(tcp, start_xyz) <= EE_TOOK_NEAR_M:
                 closed[arm] = np.linalg.inv(T) @ np.array([*start_xyz, 1.0])
             elif chunk[7] >= 0.5 > grip[arm] and arm in closed:

@@ -196,6 +196,9 @@ def held_frame(hands: Hands, arm: str, obj: SceneObject) -> np.ndarray:
     return np.linalg.inv(object_frame(obj)) @ _matrix(hands.pose[arm])
 
 
+RELEASE_HIGHER_M = (0.02, 0.04)  # let go this much higher where the arm cannot reach the release pose
+
+
 def place(hands: Hands, arm: str, obj: SceneObject, T_ee_obj: np.ndarray, bottom_xyz: Sequence[float],
           release: bool = True, turn_rad: float = 0.0, carry_m: float = CARRY_M) -> None:
     """Carry the held object over ``bottom_xyz`` (where its bottom centre goes, its yaw kept, or turned by
@@ -212,8 +215,22 @@ def place(hands: Hands, arm: str, obj: SceneObject, T_ee_obj: np.ndarray, bottom
         hands.act(**{arm: (_pose(T @ T_ee_obj), None)})
     if not release:
         return
+    hands.alternatives[len(hands.actions) - 1] = _raised(hands.actions[-1], arm)
     hands.act(**{arm: (None, OPEN)})
+    hands.alternatives[len(hands.actions) - 1] = _raised(hands.actions[-1], arm)
     retreat(hands, arm)
+
+
+def _raised(action: list[float], arm: str) -> list[list[float]]:
+    """``action`` with ``arm``'s hand ``RELEASE_HIGHER_M`` higher, in turn: where the arm cannot lower the object
+    that far (no IK close to its base), it lets go a little higher and the object drops onto its place."""
+    k = 0 if arm == "left" else 8
+    out = []
+    for dz in RELEASE_HIGHER_M:
+        alt = list(action)
+        alt[k + 2] += dz
+        out.append(alt)
+    return out
 
 
 def retreat(hands: Hands, arm: str) -> None:
@@ -338,7 +355,8 @@ def _target_bottom(subtask: Subtask, obj: SceneObject, target: SceneObject | Non
         inside = target.point("center") or (*target.position_m[:2], ft.floor_z(target))
         return [inside[0], inside[1], ft.floor_z(target) + 0.005]
     if rel == "on":
-        drop = gp.drop_point(target, obj)
+        drop = gp.drop_point(target, obj, {**{o.id: o for o in scene.objects}, **localized}.values(),
+                             scene.initial)
         if drop is not None:
             return [drop[0], drop[1], drop[2] + 0.005]
         top = target.point("top") or (target.position_m[0], target.position_m[1], ft.top_z(target))

@@ -11,7 +11,7 @@ in turn before anything moves; where a whole attempt fails, the next attempt sta
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -224,12 +224,31 @@ def descend_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor
             _call("back_to_origin", arm)]
 
 
-def drop_point(target: SceneObject, obj: SceneObject) -> tuple[float, float, float] | None:
-    """The target's drop point (tray halves, a bin's mouth) nearest the object, if its model names any."""
+DROP_TAKEN_M = 0.04  # a drop point with another object's centre this near (or within its half-width) is taken
+
+
+def drop_point(target: SceneObject, obj: SceneObject, others: Iterable[SceneObject] = (),
+               initial: Sequence[SceneObject] = ()) -> tuple[float, float, float] | None:
+    """The target's drop point (tray halves, a bin's mouth) nearest the object as it stood from the target when
+    both were first seen (``initial``; else where it is now), that no other object of ``others`` (the scene, but
+    the object and the target) stands on, else the nearest; None if its model names none. Each object goes to the
+    half on its own side however a slip moved it or the tray since, and the fries go to the free half, not onto
+    the burger on the half nearer them."""
     drops = ft.drop_points(target)
     if not drops:
         return None
-    return min(drops.values(), key=lambda p: math.dist(p[:2], obj.position_m[:2]))
+    was = {o.id: o.position_m for o in initial}
+    anchor = obj.position_m[:2]
+    if obj.id in was and target.id in was:
+        anchor = (target.position_m[0] + was[obj.id][0] - was[target.id][0],
+                  target.position_m[1] + was[obj.id][1] - was[target.id][1])
+
+    def taken(p: tuple[float, float, float]) -> bool:
+        return any(math.dist(p[:2], o.position_m[:2]) < max(DROP_TAKEN_M, min(o.size_m[0], o.size_m[1]) / 2)
+                   for o in others if o.id not in (obj.id, target.id))
+
+    order = sorted(drops.values(), key=lambda p: math.dist(p[:2], anchor))
+    return next((p for p in order if not taken(p)), order[0])
 
 
 def handover_grasps(obj: SceneObject) -> tuple[list[int], list[int]]:

@@ -149,14 +149,21 @@ def nudges(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObjec
     """The usual push by each of ``pushers``, then pushes from other sides: per arm, up to
     ``OTHER_SIDES_PER_ARM`` of the ``PUSH_DIRECTIONS`` that end nearer ``toward_arm``'s reach spot, whose finger
     path (start and end) the pushing arm's envelope covers (its standing or its leaned grasps': an estimate, the
-    motion planner has the final word), nearest first."""
-    plans = [nudge(a, obj, scene, localized, table_z, toward_arm) for a in pushers]
+    motion planner has the final word), nearest first. A usual push whose path the arm's envelope does not cover
+    comes last (the left arm would start a push of an object at the right arm's base beyond its reach)."""
     others = list(localized.values()) + [o for o in scene.objects if o.id not in localized]
     usual = push_direction(obj, others, REACH_SPOTS_M[toward_arm])
     spot = REACH_SPOTS_M[toward_arm]
     ox, oy = obj.position_m[0], obj.position_m[1]
     now = math.dist((ox, oy), spot)
     height = max(0.0, obj.position_m[2] - obj.size_m[2] / 2 - table_z) + NUDGE_CENTRE_ABOVE_BOTTOM_M
+
+    def covered(arm: str, u: tuple[float, float]) -> bool:
+        env = reach.get("left" if arm == "left" else "right")
+        return env is None or all(_reachable(env, x, y, height) for x, y in finger_path(obj, u, table_z))
+
+    plans = [nudge(a, obj, scene, localized, table_z, toward_arm) for a in pushers if covered(a, usual)]
+    beyond = [nudge(a, obj, scene, localized, table_z, toward_arm) for a in pushers if not covered(a, usual)]
     ranked: list[tuple[float, tuple[float, float]]] = []
     for k in range(PUSH_DIRECTIONS):
         a = 2 * math.pi * k / PUSH_DIRECTIONS
@@ -174,7 +181,7 @@ def nudges(obj: SceneObject, scene: SceneMemory, localized: dict[str, SceneObjec
         fits = [u for _, u in ranked
                 if all(_reachable(env, x, y, height) for x, y in finger_path(obj, u, table_z))][:OTHER_SIDES_PER_ARM]
         plans += [nudge(arm, obj, scene, localized, table_z, toward_arm, u) for u in fits]
-    return plans
+    return plans + beyond
 
 
 def _reachable(env: ReachEnvelope, x: float, y: float, height_m: float) -> bool:

@@ -454,8 +454,9 @@ class RulesThinker:
         tx, ty, tz = tgt.position_m
         top_z = tz + tgt.size_m[2] / 2
         if rel == "on":
-            drop = drop_point(tgt, obj)
-            if drop is not None:  # a tray's halves: the one nearest the object
+            drop = drop_point(tgt, obj, {**{o.id: o for o in scene.objects}, **localized}.values(),
+                              scene.initial)
+            if drop is not None:  # a tray's halves: the free one on the object's side
                 return (drop[0], drop[1], max(drop[2], top_z - 0.01) + 0.005)
             fp1 = tgt.point("fp1")
             if fp1 is not None and is_container(tgt) is False:
