@@ -300,3 +300,28 @@ def test_a_push_the_arm_cannot_start_comes_after_those_it_can() -> None:
     assert arms[0] == "right" and arms[-1] == "left", [p.strategy for p in plans]
     assert plans[-1].strategy == "nudge left"
     assert all(p.strategy != "nudge left" for p in plans[:-1])
+
+
+def test_a_retry_keeps_a_parked_arm_parked_where_the_plan_only_held_it_still() -> None:
+    """Tier 3 actions name both arms' poses; a plan made before a retry's parking holds the idle arm where it
+    was, and would take it back there into the other arm's way (the guard refused such retries again and again)."""
+    from mallvi.graph.nodes.actor import _follow_parked
+    from mallvi.graph.schemas import CallVariant, SkillCall
+
+    down = [0.5, -0.5, 0.5, 0.5]
+    was, home = [-0.04, -0.25, 0.97, *down], [-0.35, -0.12, 1.08, *down]
+    right = [0.1, -0.1, 0.9, *down, 1.0]
+
+    def ee(left: list[float], alt: bool = False) -> SkillCall:
+        return SkillCall(skill="execute_ee_action", arm="right", target_pose=[*left, 1.0, *right],
+                         alternatives=[CallVariant(target_pose=[*left, 1.0, *right[:2], 0.95, *right[3:]])] if alt
+                         else [])
+
+    still = [ee(was), ee(was, alt=True), SkillCall(skill="back_to_origin", arm="right")]
+    out = _follow_parked(still, {"left": (was, home)})
+    assert [c.target_pose[:7] for c in out[:2] if c.target_pose] == [home, home]
+    assert out[1].alternatives[0].target_pose is not None and out[1].alternatives[0].target_pose[:7] == home
+    assert out[0].target_pose is not None and out[0].target_pose[8:] == right  # the acting arm's half is the plan's
+    # a plan that moves the left arm too keeps its own poses
+    moving = [ee(was), ee([-0.2, -0.1, 1.0, *down])]
+    assert _follow_parked(moving, {"left": (was, home)}) == moving

@@ -190,8 +190,18 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
                                             failed_step=step)}
     # a fallback with a target that must not be reached is left out (it is only another way)
     sequences = [plan.calls] + [seq for seq in plan.fallbacks if plan_violation(seq, ctx, localized) is None]
-    if state["attempts"].get(str(state["subtask_index"]), 0) > 0:
-        _park_idle_arms(ctx, records)
+    if state["attempts"].get(str(state["subtask_index"]), 0) > 0 and (parked := _park_idle_arms(ctx, records)):
+        # end-effector actions made before the parking hold a parked arm still where it was: it stays parked
+        sequences = [_follow_parked(seq, parked) for seq in sequences]
+        refused = plan_violation(sequences[0], ctx, localized)
+        if refused is not None:
+            i, bad = refused
+            call = sequences[0][i]
+            ctx.emit("safety_refusal", arm=call.arm, command=call.skill, reason=bad)
+            step = FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill=call.skill, arm=call.arm)
+            return {"actor_report": ActorReport(ok=False, message=f"refused: {bad}", commands=records,
+                                                failed_stage="thinker", failed_step=step)}
+        sequences = [sequences[0]] + [seq for seq in sequences[1:] if plan_violation(seq, ctx, localized) is None]
     used_arms: set[str] = set()
     start = _arm_states(ctx)
     report: ActorReport | None = None
@@ -283,21 +293,66 @@ def _run_call(ctx: GraphContext, call: SkillCall, name: str | None,
     return kind, result
 
 
-def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> None:
+def _park_idle_arms(ctx: GraphContext, records: list[CommandRecord]) -> dict[str, tuple[list[float], list[float]]]:
     """Before a retry: send home the arms whose grippers hold nothing. A failure the Reflector found (an object
     that slipped out unnoticed by the skill, say) leaves the arms where the last attempt ended, perhaps touching
-    the object the retry is about; like ``_recover`` after a failed skill, the retry starts from a known state."""
+    the object the retry is about; like ``_recover`` after a failed skill, the retry starts from a known state.
+    Returns, per arm sent home, its end-effector pose before and after (where both could be read)."""
+    parked: dict[str, tuple[list[float], list[float]]] = {}
     if ctx.gripper_holding is None:
-        return
+        return parked
     for arm in ARM_SIDES:
         try:
             if ctx.gripper_holding(arm):
                 continue
+            before = _ee_pose(ctx, arm)
             r = ctx.skills.back_to_origin(arm)
+            after = _ee_pose(ctx, arm) if r.ok else None
         except Exception as e:  # a sensor or driver fault: leave the arm where it is, the retry reports the rest
             r = SkillResult.failure(f"{type(e).__name__}: {e}", FailureKind.DEVICE_FAULT)
+            before = after = None
         records.append(CommandRecord(skill="back_to_origin", arm=arm, args={"park": True}, ok=r.ok, message=r.message))
         ctx.emit("actor_command", arm=arm, skill="back_to_origin", args={"park": True}, ok=r.ok, message=r.message)
+        if before is not None and after is not None:
+            parked[arm] = (before, after)
+    return parked
+
+
+def _ee_pose(ctx: GraphContext, arm: str) -> list[float] | None:
+    """The arm's end-effector pose [x, y, z, qw, qx, qy, qz], or None when it cannot be read."""
+    r = ctx.skills.get_arm_pose(arm)  # type: ignore[arg-type]
+    pose = r.data.get("pose") if r.ok else None
+    return [float(v) for v in pose] if isinstance(pose, (list, tuple)) and len(pose) == 7 else None
+
+
+STILL_TOL = 0.005  # an arm's half of an end-effector action this close to its pose (m, and per quaternion number)
+
+
+def _follow_parked(seq: list[SkillCall], parked: dict[str, tuple[list[float], list[float]]]) -> list[SkillCall]:
+    """``seq`` with each parked arm's half of its end-effector actions (``execute_ee_action``'s 16 numbers, and
+    their alternatives') set to where the parking took it, where every such half held that arm still at its pose
+    before the parking: a plan made before a retry's parking would take the arm back there, into the other arm's
+    way. A half that moves the arm is the plan's own and stays."""
+    def halves(call: SkillCall) -> list[list[float]]:
+        poses = [call.target_pose, *(v.target_pose for v in call.alternatives)]
+        return [p for p in poses if call.skill == "execute_ee_action" and p is not None and len(p) == 16]
+
+    out = list(seq)
+    for arm, (before, after) in parked.items():
+        k = 0 if arm == "left" else 8
+        poses = [p for c in out for p in halves(c)]
+        if not poses or any(max(abs(a - b) for a, b in zip(p[k:k + 7], before, strict=True)) > STILL_TOL
+                            for p in poses):
+            continue
+
+        def moved(p: list[float] | None, k: int = k, after: list[float] = after) -> list[float] | None:
+            return None if p is None or len(p) != 16 else [*p[:k], *after, *p[k + 7:]]
+
+        out = [c.model_copy(update={
+            "target_pose": moved(c.target_pose),
+            "alternatives": [v.model_copy(update={"target_pose": moved(v.target_pose)}) for v in c.alternatives]})
+            if c.skill == "execute_ee_action" else c for c in out]
+    return out
 
 
 def _recover(ctx: GraphContext, arms: set[str], records: list[CommandRecord], kind: FailureKind | None = None,
