@@ -120,7 +120,12 @@ def record(plan: ActionPlan | None, localized: dict[str, SceneObject], report: A
     return entry.model_copy(update={"kind": verdict.failure_category or "other"})
 
 
-def _same_call(a: SkillCall, b: SkillCall) -> bool:
+EE_POSITIONS = (0, 1, 2, 8, 9, 10)  # an end-effector action's two hand positions among its 16 numbers
+
+
+def _same_call(a: SkillCall, b: SkillCall, positions_only: bool = False) -> bool:
+    """Whether ``a`` repeats ``b``: skill, arm, object, target (within ``TARGET_TOL_M``) and arguments;
+    ``positions_only``: an end-effector action's hand positions, not its turns and grippers."""
     if (a.skill, a.arm, a.object) != (b.skill, b.arm, b.object):
         return False
     if (a.target_pose is None) != (b.target_pose is None):
@@ -129,7 +134,8 @@ def _same_call(a: SkillCall, b: SkillCall) -> bool:
         if len(a.target_pose) != len(b.target_pose):
             return False
         if len(a.target_pose) == 16:  # an end-effector action: both arms' positions, turns and grippers
-            if any(abs(x - y) > TARGET_TOL_M for x, y in zip(a.target_pose, b.target_pose, strict=True)):
+            at = EE_POSITIONS if positions_only else range(16)
+            if any(abs(a.target_pose[i] - b.target_pose[i]) > TARGET_TOL_M for i in at):
                 return False
         elif math.dist(a.target_pose[:3], b.target_pose[:3]) > TARGET_TOL_M:
             return False
@@ -199,7 +205,8 @@ def repeats(calls: Sequence[SkillCall], localized: dict[str, SceneObject],
         if upto is None and len(m.calls) != len(calls):
             continue
         n = upto or len(calls)
-        if len(calls) >= n and all(_same_call(a, b) for a, b in zip(calls[:n], m.calls[:n], strict=True)):
+        where = m.kind == "refused_by_guard"  # the guard refuses a place, whatever the hand's turn there
+        if len(calls) >= n and all(_same_call(a, b, where) for a, b in zip(calls[:n], m.calls[:n], strict=True)):
             return m
     oid = object_of(calls)
     blocked = blocked_grasps(memory, oid, pose)

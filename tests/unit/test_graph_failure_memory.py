@@ -27,6 +27,7 @@ from mallvi.graph.schemas import (
     Plan,
     SceneMemory,
     SceneObject,
+    SkillCall,
     StageError,
     Subtask,
     Verdict,
@@ -389,3 +390,23 @@ def test_a_push_that_ran_and_left_the_object_where_it_was_is_not_made_again_ther
     assert repeats(push.calls, localized, [m]) is m  # it lies where the push left it: the push would do the same
     moved = {"green_block": _block("green", 0.24, -0.20)}
     assert repeats(push.calls, moved, [m]) is None  # elsewhere (a fault moved it) the same calls may be made
+
+
+def test_a_place_the_guard_refused_is_not_tried_again_with_only_the_hand_turned() -> None:
+    """Tier 3: a grasp whose approach lies outside the workspace is refused whatever the hand's turn there (the
+    same refusal came back with the grasp flipped); another place is another plan."""
+    objs = {"fries": _block("yellow", 0.11, -0.28)}
+
+    def ee(right_xyz: tuple[float, float, float], quat: list[float]) -> ActionPlan:
+        left = [-0.35, -0.12, 1.08, 0.5, -0.5, 0.5, 0.5, 1.0]
+        return ActionPlan(calls=[SkillCall(skill="execute_ee_action", arm="right", object="fries",
+                                           target_pose=[*left, *right_xyz, *quat, 1.0])], strategy="ee move right")
+
+    refused = ActorReport(ok=False, message="refused: outside the workspace", failed_stage="thinker",
+                          failed_step=FailedStep(kind=FailureKind.REFUSED_BY_GUARD, skill="execute_ee_action",
+                                                 arm="right"))
+    memory = [record(ee((0.113, -0.381, 0.782), [0.699, -0.063, -0.064, 0.71]), objs, refused, None,
+                     Verdict(verdict="failure", failure_category="execution_failed", explanation="refused"))]
+    flipped = ee((0.113, -0.381, 0.782), [0.063, 0.699, 0.71, 0.064])
+    assert repeats(flipped.calls, objs, memory) is memory[0]
+    assert repeats(ee((0.113, -0.281, 0.782), [0.063, 0.699, 0.71, 0.064]).calls, objs, memory) is None
