@@ -227,14 +227,13 @@ def _arm_states(ctx: GraphContext) -> dict[str, list[float]]:
         return out
     for arm in ARM_SIDES:
         try:
-            r = ctx.skills.get_arm_pose(arm)
-            pose = r.data.get("pose") if r.ok else None
+            pose = _ee_pose(ctx, arm)
             opening = ctx.gripper_opening(arm)
         except Exception as e:  # a sensor or driver fault: the Reflector then judges without it
             log.info("arm state of %s unread: %s", arm, e)
             continue
-        if isinstance(pose, (list, tuple)) and len(pose) == 7:
-            out[arm] = [*(float(v) for v in pose), float(opening)]
+        if pose is not None:
+            out[arm] = [*pose, float(opening)]
     return out
 
 
