@@ -325,3 +325,30 @@ def test_a_retry_keeps_a_parked_arm_parked_where_the_plan_only_held_it_still() -
     # a plan that moves the left arm too keeps its own poses
     moving = [ee(was), ee([-0.2, -0.1, 1.0, *down])]
     assert _follow_parked(moving, {"left": (was, home)}) == moving
+
+
+def test_a_roller_that_rolled_is_still_grasped_at_its_handles_from_above() -> None:
+    """After a slip the roller rolled about its length: its handles' grasp frames approach from below now. It lies
+    as it lay when first seen (each handle's axis level and unchanged, at its height), so each handle is round
+    about its axis and its grasp is turned down about it; an object tipped onto another face is not."""
+    from scipy.spatial.transform import Rotation
+
+    def frame(x: float, roll_deg: float, z: float = TABLE_Z + 0.02) -> tuple[float, ...]:
+        down = Rotation.from_euler("y", 90, degrees=True)  # approach (x) pointing down, the pads along world x
+        q = (Rotation.from_euler("x", roll_deg, degrees=True) * down).as_quat()
+        return (x, -0.1, z, float(q[3]), float(q[0]), float(q[1]), float(q[2]))
+
+    def roller(roll_deg: float, z: float = TABLE_Z + 0.02) -> SceneObject:
+        return SceneObject(id="roller", label="roller", position_m=(0.1, -0.1, TABLE_Z + 0.02),
+                           size_m=(0.3, 0.04, 0.04),
+                           points={"cp0": frame(0.0, roll_deg, z), "cp1": frame(0.2, roll_deg, z)})
+
+    first = roller(0.0)
+    assert {cp for cp, T in ee_plans.grasp_frames(first) if cp is not None} == {0, 1}
+    rolled = [(cp, T) for cp, T in ee_plans.grasp_frames(roller(150.0), first) if cp is not None]
+    assert {cp for cp, _ in rolled} == {0, 1}
+    assert all(T[2, 0] < -0.99 for _, T in rolled)  # approach from above
+    assert all(abs(np.linalg.det(T[:3, :3]) - 1.0) < 1e-6 for _, T in rolled)
+    # without its first look, or tipped so that the grasp point stands 3 cm higher: no grasp from below
+    assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0)) if cp is not None]
+    assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0, TABLE_Z + 0.05), first) if cp is not None]

@@ -115,15 +115,20 @@ FRAMELESS_GRASPS = ((0, 0.0), (1, 0.0), (0, 0.5), (0, -0.5), (1, 0.5), (1, -0.5)
 FRAMELESS_WIDTH_MAX_M = 0.07  # ... added after the model's own frames only to an object at most this narrow
 
 
-def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
+def grasp_frames(obj: SceneObject, first: SceneObject | None = None) -> list[tuple[int | None, np.ndarray]]:
     """The object's grasp frames (4x4, world) top-down ones first, then grasps 1.5 cm below its top: top-down
     across either pair of faces, then leaning (``FRAMELESS_GRASPS``; the only ones without grasp frames, else
-    only for an object at most ``FRAMELESS_WIDTH_MAX_M`` across)."""
+    only for an object at most ``FRAMELESS_WIDTH_MAX_M`` across). A frame from below is left out, or turned down
+    about its handle's axis where the object rolled about it since ``first`` (``_turned_down``)."""
     frames: list[tuple[int | None, np.ndarray]] = []
     for g in sorted(ft.grasps(obj), key=lambda g: (not g.top_down, g.cp)):
-        if g.approach_m[2] > 0.3:  # never from below
-            continue
         T = _frame_of(obj.points[f"cp{g.cp}"])
+        if g.approach_m[2] > 0.3:  # never from below: turned down about a handle's axis, where it rolled about it
+            cp_first = first.points.get(f"cp{g.cp}") if first is not None else None
+            turned = _turned_down(T, _frame_of(cp_first) if cp_first is not None else None)
+            if turned is None:
+                continue
+            T = turned
         frames.append((g.cp, T))
         frames.append((g.cp, _flipped(T)))  # a parallel gripper holds the same way turned half round
     # then (the only ones without grasp frames) top-down across either pair of faces, and leaning either way
@@ -142,6 +147,34 @@ def grasp_frames(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
         T[:3, 3] = (obj.position_m[0], obj.position_m[1], ft.top_z(obj) - 0.015)
         frames += [(None, T), (None, _flipped(T))]
     return _distinct(frames)
+
+
+AXIS_LEVEL_MAX = 0.3  # a grasp axis this far from level (the z part of its unit vector) is not a lying handle's
+ROLLED_SAME_HEIGHT_M = 0.005  # ... and after a roll about it the grasp point stays this close to its first height
+
+
+def _turned_down(T: np.ndarray, T_first: np.ndarray | None) -> np.ndarray | None:
+    """A grasp frame that approaches from below, turned about its own z axis (the axis along the fingers' pads: a
+    handle's) until it approaches from above, where the object rolled about that axis since it was first seen
+    (``T_first``, the same grasp then, from above): the axis level and the grasp point at the height it had, so
+    the object lies on the table as it lay, turned about the axis only, and the part is round about it (a
+    rolling pin after a slip); None otherwise."""
+    axis = T[:3, 2]
+    if T_first is None or T_first[2, 0] > -AXIS_LEVEL_MAX or abs(float(axis[2])) > AXIS_LEVEL_MAX:
+        return None
+    if abs(float(T[2, 3] - T_first[2, 3])) > ROLLED_SAME_HEIGHT_M:
+        return None
+    down = np.array([0.0, 0.0, -1.0]) - float(np.dot([0.0, 0.0, -1.0], axis)) * axis
+    down /= float(np.linalg.norm(down))
+    out = T.copy()
+    out[:3, 0], out[:3, 2] = down, axis
+    out[:3, 1] = np.cross(axis, down)
+    return out
+
+
+def first_seen(obj: SceneObject, scene: SceneMemory) -> SceneObject | None:
+    """``obj`` as the scene's first scan saw it, if it did."""
+    return next((o for o in scene.initial if o.id == obj.id), None)
 
 
 def _flipped(T: np.ndarray) -> np.ndarray:
@@ -263,7 +296,7 @@ def ee_plan(subtask: Subtask, obj: SceneObject, target: SceneObject | None, loca
     hint = subtask.arm_hint if subtask.arm_hint in ARMS else None
     arm = hint or held_by or _arm_for(obj, target, subtask, ctx)
     n = (len(TURNS_RAD) * len(CARRIES_M) if held_by == arm
-         else max(1, len(grasp_frames(obj))) * len(PRE_GRASPS_M))
+         else max(1, len(grasp_frames(obj, first_seen(obj, scene)))) * len(PRE_GRASPS_M))
     relay = None
     if not hint and held_by is None and target is not None and not _one_arm_reaches(obj, target, ctx):
         # no arm reaches both: the object's arm sets it down near the robot, where the other arm takes it on the
@@ -301,14 +334,14 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
     hands = Hands({a: list(p) for a, p in start.pose.items()}, dict(start.grip))
     table_z = ctx.table_top_z
     if subtask.action == "lift" and subtask.arm_hint == "both":
-        return _lift_both(hands, subtask, obj, table_z, variant)
+        return _lift_both(hands, subtask, obj, table_z, variant, first_seen(obj, scene))
     turn, carry = 0.0, CARRY_M
     if held_by == arm:
         T_ee_obj = held_frame(hands, arm, obj)
         grasped = "held"
         turn, carry = TURNS_RAD[variant % len(TURNS_RAD)], CARRIES_M[(variant // len(TURNS_RAD)) % len(CARRIES_M)]
     else:
-        frames = grasp_frames(obj)
+        frames = grasp_frames(obj, first_seen(obj, scene))
         cp, T_grasp = frames[variant % len(frames)]
         pre = PRE_GRASPS_M[(variant // len(frames)) % len(PRE_GRASPS_M)]
         T_ee_obj = pick(hands, arm, obj, T_grasp, pre)
@@ -364,9 +397,10 @@ def _target_bottom(subtask: Subtask, obj: SceneObject, target: SceneObject | Non
     raise AgentError(f"the fine tier's actions do not place {rel!r} yet ({subtask.text!r})")
 
 
-def _lift_both(hands: Hands, subtask: Subtask, obj: SceneObject, table_z: float, attempt: int) -> ActionPlan:
+def _lift_both(hands: Hands, subtask: Subtask, obj: SceneObject, table_z: float, attempt: int,
+               first: SceneObject | None = None) -> ActionPlan:
     """Both arms take the object at two grasp frames (the left arm the one further left) and raise it together."""
-    frames = [f for f in grasp_frames(obj) if f[0] is not None]
+    frames = [f for f in grasp_frames(obj, first) if f[0] is not None]
     xs = sorted({round(float(T[0, 3]), 3) for _, T in frames})
     if len(xs) < 2:
         raise AgentError(f"lifting {obj.id} with both arms needs grasp frames at two places; perception knows "
