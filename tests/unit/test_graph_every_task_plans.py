@@ -352,3 +352,24 @@ def test_a_roller_that_rolled_is_still_grasped_at_its_handles_from_above() -> No
     # without its first look, or tipped so that the grasp point stands 3 cm higher: no grasp from below
     assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0)) if cp is not None]
     assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0, TABLE_Z + 0.05), first) if cp is not None]
+
+
+def test_a_relay_into_a_container_tries_the_other_spots_where_the_giver_cannot_set_it_down() -> None:
+    """A bowl beyond the taker's reach is relayed through a spot near the robot; a wide bowl held at its rim may
+    have no way above the first spot, so the place offers the other spots, and two farther in, in the same
+    attempt."""
+    from mallvi.graph.backends.rules.thinker import goal_dispatch as gd
+
+    far, lower = _bowl("bowl", 0.43, -0.1), _bowl("bowl_2", -0.13, -0.02)
+    sub = Subtask(text="stack the bowls", action="stack", obj=_ref("bowl", "bowl"), target=_ref("bowl_2", "bowl"),
+                  relation="in")
+    ctx = fake_context(FakeWorld.blocks(("red", 0.0, 0.3)))
+    localized = {"bowl": far, "bowl_2": lower}
+    plans = [gd._into(sub, far, lower, localized, SceneMemory(objects=[far, lower]), ctx, None, None, k)
+             for k in range(4)]
+    relays = [p for p in plans if p.strategy.startswith("relay")]
+    assert relays, [p.strategy for p in plans]
+    place = next(c for c in relays[0].calls if c.skill == "place_actor")
+    spots = [place.target_pose[:2]] + [v.target_pose[:2] for v in place.alternatives if v.target_pose]  # type: ignore[index]
+    assert len(spots) >= 4 and len({(round(x, 3), round(y, 3)) for x, y in spots}) == len(spots)
+    assert max(y for _, y in spots) >= -0.05  # farther in than the spots near the robot

@@ -18,6 +18,7 @@ from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
 
 RELAY_XY_M = ((0.0, -0.13), (0.0, -0.10), (-0.04, -0.14), (0.04, -0.14))  # near the robot: both arms reach down
+RELAY_BACK_XY_M = ((0.0, -0.05), (0.0, 0.0))  # farther in, tried where none of those can be reached
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef | None, exclude: str) -> SceneObject | None:
@@ -120,7 +121,8 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
           scene: SceneMemory, ctx: AgentContext, hint: str | None, held_by: str | None, attempt: int) -> ActionPlan:
     """Into a container. The ways, in turn from ``attempt``: each arm that reaches both the object (or holds it)
     and the container's spot, then a relay through a free spot in the middle of the table to an arm that reaches
-    the container."""
+    the container (the giver tries the other relay spots, then two farther in, where it cannot bring the object
+    above the first)."""
     grasp = gp.rotate(_grasp_for(obj), attempt // 2)
     arms = [hint] if hint else ([held_by] if held_by else []) + [a for a in (_side(obj), _other(_side(obj)))
                                                                 if a != held_by]
@@ -146,8 +148,11 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
         return ActionPlan(calls=into, strategy=f"into {box.id} {arm} #{attempt}",
                           rationale=f"the {arm} arm lowers {obj.id} into {box.id} at ({s[0]:.3f}, {s[1]:.3f})")
     taker, giver = arm, _other(arm)
-    relay = gp.free_spot(RELAY_XY_M[(attempt // len(ways)) % len(RELAY_XY_M)], obj,
-                         gp.others(obj.id, scene, localized))
+    around = gp.others(obj.id, scene, localized)
+    centres = [*gp.rotate(RELAY_XY_M, attempt // len(ways)), *RELAY_BACK_XY_M]
+    spots = list(dict.fromkeys(gp.free_spot(c, obj, around) for c in centres))
+    relay = spots[0]
+    z = ctx.table_top_z + 0.005
 
     def relay_calls(cps: list[int]) -> list[SkillCall]:
         # one grasp per sequence (the others are fallbacks): the slide off the object after letting go runs
@@ -155,7 +160,10 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
         out: list[SkillCall] = []
         if held_by != giver:
             out.append(gp.grasp_call(giver, obj, cps[:1]))
-        out += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], ctx.table_top_z + 0.005],
+        # the other spots are tried where the giver cannot bring the object above this one (a wide bowl held at
+        # its rim near the robot's front)
+        out += [gp._call("place_actor", giver, obj.id, [relay[0], relay[1], z],
+                         alternatives=[gp.CallVariant(target_pose=[x, y, z]) for x, y in spots[1:]],
                          functional_point_id=0, pre_dis=0.03, dis=0.0),
                 *(gp.slide_off(giver, obj, cps[0]) if cps else []),
                 gp._call("back_to_origin", giver),
