@@ -170,9 +170,11 @@ class SimFaults:
         self.clock.settle(FAULT_SETTLE_S)
 
     def placed(self, actor: str, fault: str | None) -> None:
-        """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated."""
+        """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated (an object too flat
+        to tip is pushed 4-8 cm aside instead)."""
         if fault == "knock_over":
-            knock_over(self.objects.bodies[actor], self.injector.rng)
+            if not knock_over(self.objects.bodies[actor], self.injector.rng):
+                self.let_go_off(actor, self.injector.place_offset_m())  # too flat to tip: pushed aside
             self.injector.record(fault, "place", actor, self.clock.sim_time_s)
             self.clock.settle(FAULT_SETTLE_S)
 
@@ -265,8 +267,10 @@ def _table_run_m(corners: NDArray[np.float64], u: NDArray[np.float64]) -> float:
     return max(0.0, run)
 
 
-def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
-    """Tip ``obj`` 90° over one of its bottom edges (chosen at random), as a push against a side face would.
+def knock_over(obj: SimObject, rng: np.random.Generator) -> bool:
+    """Tip ``obj`` 90° over one of its bottom edges (chosen at random), as a push against a side face would;
+    False, leaving it as it is, for an object lying on a face too wide to roll over (``SimFaults.placed`` slides
+    it then).
 
     The side faces are the faces of the object's box that stand upright in the world; an object already lying
     down only rolls over its long edges. The object pivots about that bottom edge, so its centre moves
@@ -284,6 +288,8 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
     # along a lying bar slides it, it does not stand it on end).
     side_faces = [R_old.apply(sign * np.eye(3)[i]) for i, sign in axes
                   if i != up_axis and (up_axis == 2 or size[i] <= 1.5 * size[up_axis])]
+    if not side_faces:  # a flat box lying on its widest face: a push slides it
+        return False
     d = np.array(side_faces[int(rng.integers(0, len(side_faces)))], dtype=float)
     d[2] = 0.0
     d /= float(np.linalg.norm(d))
@@ -308,6 +314,7 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> None:
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
+    return True
 
 
 DROP_PROBE_ABOVE_M = 0.05

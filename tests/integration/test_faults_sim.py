@@ -210,3 +210,25 @@ def test_a_block_pushed_out_of_the_gripper_on_a_stack_falls_onto_the_table() -> 
         w.settle()
         p = np.asarray(green.entity.get_pose().p)
         assert abs(float(p[2]) - w.table_top_z) < 0.01 and abs(float(p[0]) - 0.1) > 0.05, f"still on the stack: {p}"
+
+
+def test_a_flat_box_lying_on_its_widest_face_is_not_tipped_and_does_not_crash_the_skill() -> None:
+    """The fries box lying on its 7 x 9.5 cm face has no face narrow enough to roll over: the knock leaves it
+    (the fault then pushes it aside); drawing an edge among none raised "high <= 0" inside the skill."""
+    import sapien
+    from scipy.spatial.transform import Rotation
+
+    from mallvi.sim_bridge.contingency import knock_over
+    from mallvi.sim_bridge.objects import make_fries_box
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        x, y = 0.0, -0.1
+        R = Rotation.from_euler("x", 90, degrees=True)  # its 3 cm side now vertical
+        qx, qy, qz, qw = R.as_quat()
+        fries = make_fries_box(w.scene, "fries", sapien.Pose(p=[x, y + 0.015, w.table_top_z + 0.001],
+                                                              q=[qw, qx, qy, qz]))
+        w.settle(0.5)
+        before = np.asarray(fries.entity.get_pose().p, dtype=float)
+        for seed in range(3):
+            assert knock_over(fries, np.random.default_rng(seed)) is False
+        assert np.allclose(np.asarray(fries.entity.get_pose().p, dtype=float), before)
