@@ -70,3 +70,21 @@ def test_a_base_hidden_under_the_block_stacked_on_it_still_counts() -> None:
     world.objects["blue_block"].pos[1] = SPOT[1]
     ctx = fake_context(world, perception=_Hides(world, hide={"red_block"}))
     assert undone(world.state, ctx, world.observe(), CallLog()) is None  # type: ignore[attr-defined,arg-type]
+
+
+def test_the_camera_seeing_past_a_place_means_the_object_is_not_there() -> None:
+    """A burger knocked off the tray is seen nowhere; the head camera's ray to where its top would be meets the
+    tray behind that point: it is gone, not hidden. With the burger there, or a taller box in front of it, the
+    ray stops at or before that point."""
+    from mallvi.graph.backends.rules.reflector import seen_empty
+    from mallvi.perception.synthetic import SynthBox, head_camera, render
+
+    K, T = head_camera(320, 180)
+    tray = SynthBox("tray", (0.0, -0.1, TABLE_Z + 0.01), (0.3, 0.2, 0.02), "white")
+    burger = SynthBox("burger", (-0.075, -0.1, TABLE_Z + 0.02 + 0.025), (0.08, 0.08, 0.05), "yellow")
+    wall = SynthBox("box", (-0.075, -0.2, TABLE_Z + 0.15), (0.1, 0.02, 0.3), "red")  # a tall box in front
+    spot = (-0.075, -0.1, TABLE_Z + 0.02)
+    assert seen_empty(render([tray], K, T, 320, 180, table_z=TABLE_Z), spot, 0.05)
+    assert not seen_empty(render([tray, burger], K, T, 320, 180, table_z=TABLE_Z), spot, 0.05)
+    assert not seen_empty(render([tray, wall], K, T, 320, 180, table_z=TABLE_Z), spot, 0.05)
+    assert not seen_empty(render([tray], K, T, 320, 180, table_z=TABLE_Z), spot, 0.01)  # too flat to tell

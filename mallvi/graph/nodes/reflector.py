@@ -257,9 +257,10 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
 def _gone_from_spot(state: GraphState, ctx: GraphContext, obs: Observation, j: int, target: list[float],
                     known: dict[str, SceneObject]) -> Verdict | None:
     """A wrong-placement verdict for subtask ``j``'s object, not seen now, when another object stands where it was
-    put (``rules.reflector.taken_spot``; its width from when it was first seen), else None: hidden only where
-    nothing contradicts it (a base under the blocks stacked on it)."""
-    from mallvi.graph.backends.rules.reflector import taken_spot
+    put (``rules.reflector.taken_spot``; its size from when it was first seen) or the camera sees past its place
+    (``seen_empty``: a burger knocked off the tray), else None: hidden only where nothing contradicts it (a base
+    under the blocks stacked on it)."""
+    from mallvi.graph.backends.rules.reflector import seen_empty, taken_spot
 
     plan, scene = state["plan"], state["scene"]
     assert plan is not None
@@ -270,7 +271,10 @@ def _gone_from_spot(state: GraphState, ctx: GraphContext, obs: Observation, j: i
     if oid is None or shape is None:
         return None
     skip = {sub.target.instance} if sub.target is not None and sub.target.instance else set()
-    why = taken_spot(oid, (target[0], target[1], target[2]), shape.size_m, ctx.perception.scan(obs), skip)
+    spot = (target[0], target[1], target[2])
+    why = taken_spot(oid, spot, shape.size_m, ctx.perception.scan(obs), skip)
+    if why is None and seen_empty(obs, spot, shape.size_m[2]):
+        why = f"{oid} is not where it was put: the camera sees past its place"
     if why is None:
         return None
     return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker", explanation=why)

@@ -23,6 +23,7 @@ from mallvi.graph.ports import AgentContext
 from mallvi.graph.refs import Candidate, ResolutionError, candidates_of, canonical_label, refs_of, resolve
 from mallvi.graph.scene_memory import NESTED_PREFIX, aligned_names, as_wide, nest_seen
 from mallvi.graph.schemas import ActorReport, SceneObject, Subtask, Verdict
+from mallvi.perception.projection import project
 from mallvi.robot_drivers.safety.guard import SafetyConfig
 
 PLACE_TOL_M = 0.02  # a slot or a remembered spot: within 2 cm (rows may differ by 3 cm between neighbours)
@@ -38,6 +39,8 @@ TILTED_HEIGHT_RATIO = 1.6  # an alike object by a nest seen this many times as t
 STAND_LEVEL_TOL_M = 0.015  # two objects whose bottoms are this close stand on one surface
 STAND_OVERLAP_M = 0.01  # ... and cannot overlap by more than this (inscribed circles; rotated blocks included)
 FLAT_M = 0.015  # a pad or a sliver at the image's edge: nothing stands on the surface there
+EMPTY_BEYOND_M = 0.02  # depth this far beyond where an object's top would be: the camera sees past its place
+EMPTY_WINDOW_PX = 2  # ... on every pixel of a (2r+1)^2 window
 
 
 class RulesReflector:
@@ -188,6 +191,25 @@ def taken_spot(obj_id: str, spot_m: tuple[float, float, float], size_m: tuple[fl
             return (f"{o.id} stands where {obj_id} was put, {overlap * 100:.1f} cm into its place, so {obj_id} "
                     "is not hidden there")
     return None
+
+
+def seen_empty(obs: Observation, spot_m: tuple[float, float, float], height_m: float) -> bool:
+    """Whether the camera sees past where an object ``height_m`` tall would stand with its bottom centre at
+    ``spot_m``: every pixel of a small window at its top centre shows depth more than ``EMPTY_BEYOND_M`` beyond
+    that point (the surface behind it), so nothing stands there, nor hides it. False where the point is out of
+    the image, depth is missing, or the object is too flat to tell."""
+    if height_m < FLAT_M:
+        return False
+    uv, z = project(np.array([[spot_m[0], spot_m[1], spot_m[2] + height_m]]), obs.K, obs.T_world_cam)
+    if not z[0] > 0 or not np.all(np.isfinite(uv)):
+        return False
+    u, v = int(uv[0, 0]), int(uv[0, 1])
+    r = EMPTY_WINDOW_PX
+    if not (r <= u < obs.width - r and r <= v < obs.height - r):
+        return False
+    window = obs.depth_m[v - r: v + r + 1, u - r: u + r + 1]
+    valid = window[(window > 0) & np.isfinite(window)]
+    return valid.size == window.size and float(valid.min()) > float(z[0]) + EMPTY_BEYOND_M
 
 
 def _group_member(subtask: Subtask) -> bool:
