@@ -228,6 +228,7 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
     done = sorted(set(state["completed"]))
     if plan is None:
         return None
+    known = last_known(state)  # the same for every subtask re-checked
     for j in done:
         if j >= idx or j >= len(plan.subtasks):
             continue
@@ -244,7 +245,6 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
             continue  # the plan itself moved one of its objects again later on
         commands = [CommandRecord(skill="place_actor", arm="left", args={"target_pose": target}, ok=True,
                                   message="re-check")] if target else []
-        known = last_known(state)
         v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check", commands=commands),
                                      known, obs, ctx, log)
         if v.verdict == "failure" and v.failure_category == "object_lost" and target and sub.relation != "in":

@@ -23,6 +23,7 @@ from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
 from mallvi.graph.ports import AgentContext
+from mallvi.graph.posture import first_seen
 from mallvi.graph.schemas import ActionPlan, CallVariant, SceneMemory, SceneObject, SkillCall, Subtask
 
 TCP_M = 0.12  # the end effector sits this far behind the grasp centre, along the approach
@@ -172,11 +173,6 @@ def _turned_down(T: np.ndarray, T_first: np.ndarray | None) -> np.ndarray | None
     return out
 
 
-def first_seen(obj: SceneObject, scene: SceneMemory) -> SceneObject | None:
-    """``obj`` as the scene's first scan saw it, if it did."""
-    return next((o for o in scene.initial if o.id == obj.id), None)
-
-
 def _flipped(T: np.ndarray) -> np.ndarray:
     """The grasp frame turned half round its approach axis (the fingers swap sides)."""
     F = T.copy()
@@ -296,7 +292,7 @@ def ee_plan(subtask: Subtask, obj: SceneObject, target: SceneObject | None, loca
     hint = subtask.arm_hint if subtask.arm_hint in ARMS else None
     arm = hint or held_by or _arm_for(obj, target, subtask, ctx)
     n = (len(TURNS_RAD) * len(CARRIES_M) if held_by == arm
-         else max(1, len(grasp_frames(obj, first_seen(obj, scene)))) * len(PRE_GRASPS_M))
+         else max(1, len(grasp_frames(obj, first_seen(obj, scene.initial)))) * len(PRE_GRASPS_M))
     relay = None
     if not hint and held_by is None and target is not None and not _one_arm_reaches(obj, target, ctx):
         # no arm reaches both: the object's arm sets it down near the robot, where the other arm takes it on the
@@ -334,14 +330,14 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
     hands = Hands({a: list(p) for a, p in start.pose.items()}, dict(start.grip))
     table_z = ctx.table_top_z
     if subtask.action == "lift" and subtask.arm_hint == "both":
-        return _lift_both(hands, subtask, obj, table_z, variant, first_seen(obj, scene))
+        return _lift_both(hands, subtask, obj, table_z, variant, first_seen(obj, scene.initial))
     turn, carry = 0.0, CARRY_M
     if held_by == arm:
         T_ee_obj = held_frame(hands, arm, obj)
         grasped = "held"
         turn, carry = TURNS_RAD[variant % len(TURNS_RAD)], CARRIES_M[(variant // len(TURNS_RAD)) % len(CARRIES_M)]
     else:
-        frames = grasp_frames(obj, first_seen(obj, scene))
+        frames = grasp_frames(obj, first_seen(obj, scene.initial))
         cp, T_grasp = frames[variant % len(frames)]
         pre = PRE_GRASPS_M[(variant // len(frames)) % len(PRE_GRASPS_M)]
         T_ee_obj = pick(hands, arm, obj, T_grasp, pre)
