@@ -264,6 +264,12 @@ class ActionPlan(_Model):
     fallbacks: list[list[SkillCall]] = Field(default_factory=list)
     rationale: str = ""
     strategy: str = ""  # a short name for how the plan goes about it ("direct left", "relay right->left", ...)
+    #: end-effector plans: where the object's bottom centre (its "fp0") is let go, [x, y, z] in the world frame
+    #: (m); the Reflector holds the object to it as to a place_actor target. None: no such point
+    aim_m: list[float] | None = Field(default=None, min_length=3, max_length=3)
+    #: the plan only sets the object down where another arm takes it (a relay); the subtask is planned again
+    #: from there and is never done by this plan
+    relay: bool = False
 
 
 class FailedStep(_Model):
@@ -297,6 +303,8 @@ class ActorReport(_Model):
     #: and its gripper opening (0 closed .. 1 open), as one arm's half of an end-effector action; what a hand
     #: carried in from an earlier attempt was where it sat in that hand
     start_arms: dict[str, list[float]] = Field(default_factory=dict)
+    aim_m: list[float] | None = None  # the plan's ``ActionPlan.aim_m``
+    relay: bool = False  # the plan's ``ActionPlan.relay``
 
     def only_homing_failed(self) -> bool:
         """Whether the call that failed is an arm's way home (``back_to_origin``): the Actor stops at the first call

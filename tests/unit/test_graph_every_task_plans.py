@@ -265,7 +265,8 @@ def test_a_bottle_lying_across_the_rim_is_not_in_the_bin() -> None:
 
 def test_each_object_goes_to_the_free_drop_point_on_its_own_side_of_the_tray() -> None:
     """The burger, first seen left of the tray, goes to the tray's left half even after a slip moved it right
-    or the tray moved; the fries never go onto a half the burger already takes."""
+    or the tray moved, and even with the fries knocked onto that half (the swap fails the benchmark's check);
+    without a first look, the fries never go onto a half the burger already takes."""
     def drops(x: float) -> dict[str, tuple[float, ...]]:
         return {"drop_left": (x - 0.075, -0.1, TABLE_Z + 0.02, 1.0, 0.0, 0.0, 0.0),
                 "drop_right": (x + 0.075, -0.1, TABLE_Z + 0.02, 1.0, 0.0, 0.0, 0.0)}
@@ -277,6 +278,9 @@ def test_each_object_goes_to_the_free_drop_point_on_its_own_side_of_the_tray() -
     first = [tray, burger_then, fries_then]
     slid = _block("burger", 0.1, 0.05)  # pushed past the tray's middle by a slip
     assert gp.drop_point(tray, slid, [tray, slid, fries_then], first) == left
+    fries_knocked = _block("fries", -0.07, -0.1)  # lying on the burger's half
+    assert gp.drop_point(tray, burger_then, [tray, burger_then, fries_knocked], first) == left
+    assert gp.drop_point(tray, fries_knocked, [tray, burger_then, fries_knocked], first) == right
     # the tray itself knocked 30 cm to the left: its halves moved with it, the sides did not swap
     moved_tray = tray.model_copy(update={"position_m": (-0.3, -0.1, TABLE_Z + 0.01), "points": drops(-0.3)})
     assert gp.drop_point(moved_tray, burger_then, [moved_tray], first) == (-0.375, -0.1, TABLE_Z + 0.02)
@@ -373,3 +377,45 @@ def test_a_relay_into_a_container_tries_the_other_spots_where_the_giver_cannot_s
     spots = [place.target_pose[:2]] + [v.target_pose[:2] for v in place.alternatives if v.target_pose]  # type: ignore[index]
     assert len(spots) >= 4 and len({(round(x, 3), round(y, 3)) for x, y in spots}) == len(spots)
     assert max(y for _, y in spots) >= -0.05  # farther in than the spots near the robot
+
+
+def test_tier3_plans_name_their_aim_and_a_relay_set_down_on_the_target_is_not_the_place() -> None:
+    """An end-effector plan says where it lets its object go (the Reflector holds the object there, and re-checks
+    it there after later subtasks); a relay's set-down never completes the subtask, even where it lands on the
+    target (a tray in the middle of the table, place_burger_fries_ee 2400005)."""
+    from mallvi.graph.nodes.reflector import _place_target as recorded_at
+
+    green, red = _block("green_block", 0.36, 0.05), _block("red_block", -0.36, 0.05)
+    ctx = fake_context(FakeWorld.blocks(("green", 0.36, 0.05), ("red", -0.36, 0.05)))
+    sub = Subtask(text="stack the green block on the red block", action="stack",
+                  obj=_ref("green_block", "block"), target=_ref("red_block", "block"), relation="on")
+    relay = ee_plans.ee_plan(sub, green, red, {"green_block": green, "red_block": red}, SceneMemory(
+        objects=[green, red]), ctx, 0, None)
+    assert relay.relay and relay.aim_m is None
+    near = _block("red_block", 0.12, -0.05)
+    move = ee_plans.ee_plan(sub, green, near, {"green_block": green, "red_block": near}, SceneMemory(
+        objects=[green, near]), ctx, 0, None)
+    assert not move.relay and move.aim_m is not None
+    assert math.dist(move.aim_m[:2], (0.12, -0.05)) < 1e-6 and abs(move.aim_m[2] - (TABLE_Z + 0.05)) < 0.01
+
+    scale = Subtask(text="put the red block on the scale", action="place", obj=_ref("red_block", "block"),
+                    target=_ref("grey_scale", "scale"), relation="on")
+
+    def verdict(report: ActorReport, dx: float) -> tuple[str, str]:
+        world = FakeWorld.blocks(("red", dx, -0.1))
+        world.objects["red_block"].pos[2] = TABLE_Z + 0.04
+        world.objects["grey_scale"] = FakeObject("grey_scale", "grey", "scale", [0.0, -0.1, TABLE_Z + 0.01],
+                                                 size=0.2)
+        before = {"red_block": _block("red_block", -0.2, 0.1)}
+        v = RulesReflector().reflect(scale, report, before, world.observe(), fake_context(world), CallLog())
+        return v.verdict, v.explanation
+
+    aimed = ActorReport(ok=True, message="ok", aim_m=[0.0, -0.1, TABLE_Z + 0.02])
+    assert verdict(aimed, 0.01)[0] == "success"
+    assert verdict(aimed, 0.041) == ("failure", "the block is 4.1 cm from where it was put on grey_scale")
+    set_down = aimed.model_copy(update={"aim_m": None, "relay": True})
+    assert verdict(set_down, 0.0) == ("failure", "the block was set down for the other arm to take, not yet "
+                                                 "put in its place")
+    # what a later subtask re-checks it against
+    assert recorded_at(aimed) == (0.0, -0.1, TABLE_Z + 0.02)
+    assert recorded_at(set_down) is None

@@ -216,7 +216,7 @@ def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         _recover(ctx, used_arms, records, FailureKind(report.failed_step.kind), report.failed_step.arm,
                  report.failed_step.skill)
         report = report.model_copy(update={"commands": records})
-    return {"actor_report": report.model_copy(update={"start_arms": start})}
+    return {"actor_report": report.model_copy(update={"start_arms": start, "aim_m": plan.aim_m, "relay": plan.relay})}
 
 
 def _arm_states(ctx: GraphContext) -> dict[str, list[float]]:

@@ -183,6 +183,8 @@ UNDO_CATEGORIES = ("wrong_placement", "grasp_failed")
 def _place_target(report: ActorReport | None) -> tuple[float, float, float] | None:
     if report is None or not report.ok:
         return None
+    if report.aim_m is not None:  # an end-effector plan's aim
+        return (report.aim_m[0], report.aim_m[1], report.aim_m[2])
     for c in reversed(report.commands):
         pose = c.args.get("target_pose")
         if c.skill == "place_actor" and c.ok and isinstance(pose, list) and len(pose) >= 3:

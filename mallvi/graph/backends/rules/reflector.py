@@ -121,6 +121,9 @@ class RulesReflector:
         results = counted or results
         failed = [r for r in results if not r.holds]
         target = _place_target(report)
+        if report.relay and key in boxes:  # set down where the other arm takes it: planned again from there
+            return self._wrong_place(subtask, before, boxes, f"{subtask.obj.phrase} was set down for the other arm "
+                                                             "to take, not yet put in its place")
         if target is None and key in boxes and subtask.relation is not None and (
                 (subtask.relation in ("slot", "at") and _moved_only(report))
                 or (subtask.action in ("place", "stack", "move") and _pushed_only(report))):
@@ -142,7 +145,7 @@ class RulesReflector:
                 return self._wrong_place(subtask, before, boxes, f"{subtask.obj.phrase} is {d * 100:.1f} cm from "
                                                                  f"where it was put on {boxes[tkey].name}")
         moved_to = _ee_release_xy(report, _before_xyz(subtask, before, before_cands))
-        if target is None and moved_to is not None and key in boxes and subtask.relation is not None:
+        if moved_to is not None and key in boxes and subtask.relation is not None:
             # Tier 3: the object must lie where the hand let go of it (a slip after, or a shove, moved it)
             d = math.dist(placed_xy.get(key, boxes[key].centre_m[:2]), moved_to)
             if d > EE_LET_GO_TOL_M:
@@ -292,6 +295,9 @@ def _pushed_only(report: ActorReport) -> bool:
 
 
 def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
+    """Where the attempt put its object: the plan's aim (end-effector plans), else its last place_actor target."""
+    if report.aim_m is not None:
+        return (report.aim_m[0], report.aim_m[1], report.aim_m[2])
     for c in reversed(report.commands):
         if c.skill == "place_actor" and c.ok:
             pose = c.args.get("target_pose")

@@ -229,25 +229,30 @@ RELEASE_HIGHER_M = (0.02, 0.04)  # let go this much higher where the arm cannot 
 
 
 def place(hands: Hands, arm: str, obj: SceneObject, T_ee_obj: np.ndarray, bottom_xyz: Sequence[float],
-          release: bool = True, turn_rad: float = 0.0, carry_m: float = CARRY_M) -> None:
+          release: bool = True, turn_rad: float = 0.0, carry_m: float = CARRY_M) -> list[float]:
     """Carry the held object over ``bottom_xyz`` (where its bottom centre goes, its yaw kept, or turned by
     ``turn_rad`` with the wrist), lower it to ``RELEASE_M`` above, let go and rise; ``release=False`` holds it
-    there."""
+    there. Returns where its functional point 0 is put (``ActionPlan.aim_m``; the object's frame where it has
+    no such point)."""
     T_obj = object_frame(obj)
     target = T_obj.copy()
     if turn_rad:
         target[:3, :3] = Rotation.from_euler("z", turn_rad).as_matrix() @ T_obj[:3, :3]
     target[:3, 3] = bottom_xyz
+    fp0 = obj.point("fp0")
+    at = target @ np.linalg.inv(T_obj) @ np.array([*fp0[:3], 1.0]) if fp0 is not None else target[:, 3]
+    aim = [float(at[0]), float(at[1]), float(at[2])]
     for lift in (carry_m, RELEASE_M if release else 0.0):
         T = target.copy()
         T[2, 3] += lift
         hands.act(**{arm: (_pose(T @ T_ee_obj), None)})
     if not release:
-        return
+        return aim
     hands.alternatives[len(hands.actions) - 1] = _raised(hands.actions[-1], arm)
     hands.act(**{arm: (None, OPEN)})
     hands.alternatives[len(hands.actions) - 1] = _raised(hands.actions[-1], arm)
     retreat(hands, arm)
+    return aim
 
 
 def _raised(action: list[float], arm: str) -> list[list[float]]:
@@ -345,7 +350,7 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
     if relay_xy is not None:
         place(hands, arm, obj, T_ee_obj, [relay_xy[0], relay_xy[1], table_z], release=True, turn_rad=0.0,
               carry_m=carry)
-        return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee relay {arm} #{variant}",
+        return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee relay {arm} #{variant}", relay=True,
                           rationale=f"no arm reaches both {obj.id} and {target.id if target else 'its target'}: "
                                     f"the {arm} arm sets {obj.id} ({grasped}) down at ({relay_xy[0]:.2f}, "
                                     f"{relay_xy[1]:.2f}), within both arms' reach; the subtask is planned again "
@@ -358,8 +363,8 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
             hands.act(**{arm: (_pose(up), None)})
         return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee take {arm} #{variant}",
                           rationale=f"the {arm} arm takes {obj.id} ({grasped}) and holds it up")
-    place(hands, arm, obj, T_ee_obj, where, release=not subtask.hold, turn_rad=turn, carry_m=carry)
-    return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee move {arm} #{variant}",
+    aim = place(hands, arm, obj, T_ee_obj, where, release=not subtask.hold, turn_rad=turn, carry_m=carry)
+    return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee move {arm} #{variant}", aim_m=aim,
                       rationale=f"the {arm} arm moves {obj.id} ({grasped}) with its bottom to "
                                 f"({where[0]:.3f}, {where[1]:.3f}, {where[2]:.3f})"
                                 + (f", turned {math.degrees(turn):.0f} deg" if turn else "")

@@ -230,18 +230,19 @@ DROP_TAKEN_M = 0.04  # a drop point with another object's centre this near (or w
 def drop_point(target: SceneObject, obj: SceneObject, others: Iterable[SceneObject] = (),
                initial: Sequence[SceneObject] = ()) -> tuple[float, float, float] | None:
     """The target's drop point (tray halves, a bin's mouth) nearest the object as it stood from the target when
-    both were first seen (``initial``; else where it is now), that no other object of ``others`` (the scene, but
-    the object and the target) stands on, else the nearest; None if its model names none. Each object goes to the
-    half on its own side however a slip moved it or the tray since, and the fries go to the free half, not onto
-    the burger on the half nearer them."""
+    both were first seen (``initial``), whatever lies there now; without a first look, the nearest one no other
+    object of ``others`` (the scene, but the object and the target) stands on, else the nearest; None if its
+    model names none. Each object goes to the half on its own side however a slip moved it or the tray since,
+    and never swaps halves with another knocked onto its own (the other goes back to its half on its turn)."""
     drops = ft.drop_points(target)
     if not drops:
         return None
     was = {o.id: o.position_m for o in initial}
-    anchor = obj.position_m[:2]
     if obj.id in was and target.id in was:
-        anchor = (target.position_m[0] + was[obj.id][0] - was[target.id][0],
-                  target.position_m[1] + was[obj.id][1] - was[target.id][1])
+        side = (target.position_m[0] + was[obj.id][0] - was[target.id][0],
+                target.position_m[1] + was[obj.id][1] - was[target.id][1])
+        return min(drops.values(), key=lambda p: math.dist(p[:2], side))
+    anchor = obj.position_m[:2]
 
     def taken(p: tuple[float, float, float]) -> bool:
         return any(math.dist(p[:2], o.position_m[:2]) < max(DROP_TAKEN_M, min(o.size_m[0], o.size_m[1]) / 2)
