@@ -14,7 +14,8 @@ from mallvi.cli.run_options import check_seed
 
 def register(sub: Any) -> None:
     p = sub.add_parser("perceive", help="run perception on one simulator scene and print its scene graph")
-    p.add_argument("--task", required=True, help="scene name, e.g. grounding_dense")
+    p.add_argument("--task", required=True, help="scene or benchmark task name, e.g. grounding_dense or "
+                                                  "stack_bowls_three (built as `mallvi bench` builds it)")
     p.add_argument("--seed", type=int, default=100000, help="scene seed (default: 100000)")
     p.add_argument("--perception", choices=["sim", "color", "neural"], default="color", help="default: color")
     p.add_argument("--camera", default="head", help="head (default) or front")
@@ -31,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
     if args.image and (not Path(args.image).parent.is_dir() or not args.image.lower().endswith(".png")):
         raise UsageError(f"--image must be a .png path in an existing folder, got {args.image!r}")
     try:
+        scene = _scene(args.task)
         result = perceive_frame(args.task, args.seed, args.perception,
-                                lambda: truth_frame(args.task, args.seed, args.camera))
+                                lambda: truth_frame(scene, args.seed, args.camera))
     except (KeyError, ValueError) as e:
         raise UsageError(str(e).strip("'\"")) from e
     if args.image:
@@ -49,3 +51,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {oid}: nearest simulator object {name} at {dist * 1000:.1f} mm")
         print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.times_ms.items()))
     return EXIT_OK if result.graph.objects else EXIT_FAILED
+
+
+def _scene(name: str) -> Any:
+    """A registered scene's name, or a benchmark task's scene as the bench builds it (its original domain
+    randomisation); KeyError names both lists."""
+    from mallvi.bench.tasks import TASKS, get_task
+    from mallvi.sim_bridge.scenes import scene_names
+
+    if name in scene_names():
+        return name
+    if name in TASKS:
+        return get_task(name).scene_spec("original")
+    raise KeyError(f"unknown scene {name!r}; known scenes: {', '.join(scene_names())}; benchmark tasks: "
+                   f"{', '.join(TASKS)}")

@@ -53,7 +53,9 @@ class PipelinePort:
         dets = self.perception.detect(obs, list(dict.fromkeys(queries.values())))
         for key, text in queries.items():
             for d in dets:
-                if (d.query or d.label) != text:
+                # fusion keeps one query per box: a box another query took ("bowl") still answers the query its
+                # label names ("grey bowl")
+                if text not in (d.query or d.label, d.label):
                     continue
                 d2 = Detection2D(query=text, box_xyxy=d.box_xyxy, score=d.score, label=d.label, source=d.source)
                 self._by_box[(obs.camera, text, d.box_xyxy)] = d

@@ -49,6 +49,8 @@ class RaisedConfig:
     merge_gap_m: float = 0.02
     #: cell of the table grid on which a region entering from the near side is cut into footprints (metres)
     near_split_cell_m: float = 0.005
+    #: ... and, where its footprint has no gap, cells with points this far above the table are the robot's base
+    near_base_height_m: float = 0.12
 
 
 @dataclass(frozen=True)
@@ -105,13 +107,16 @@ def shape_of(pts: NDArray[np.float64], table_z: float) -> str:
     return "object"
 
 
-def _split_off_near_side(mask: NDArray[np.bool_], obs: Observation, cfg: RaisedConfig) -> list[NDArray[np.bool_]]:
+def _split_off_near_side(mask: NDArray[np.bool_], obs: Observation, cfg: RaisedConfig,
+                         table_z: float) -> list[NDArray[np.bool_]]:
     """A region entering from the image's near side cut where its points leave a gap on the table.
 
     The robot's bases enter the view from the bottom edge; an object standing just beyond one touches it in the
     image (the base hides the gap between them) but not on the table. The region's points are binned on a table
     grid of ``near_split_cell_m``; cells joined through a neighbour are one footprint, and each footprint's pixels
-    become their own region (those still touching the near side are then left out as before).
+    become their own region (those still touching the near side are then left out as before). Where the
+    footprint has no gap (a bowl standing against a base), the cells holding points more than
+    ``near_base_height_m`` above the table are the base's and are cut out first.
     """
     vs, us = np.nonzero(mask & (obs.depth_m > 0) & np.isfinite(obs.depth_m))
     if vs.size == 0:
@@ -125,7 +130,15 @@ def _split_off_near_side(mask: NDArray[np.bool_], obs: Observation, cfg: RaisedC
     grid[ij[:, 0], ij[:, 1]] = 1
     n, cells = cv2.connectedComponents(grid, connectivity=8)
     if n <= 2:
-        return [mask]
+        # no gap (an object standing against a base): the base's cells, taller than any object it hides part
+        # of, are cut out; what stays apart from them is its own footprint
+        tall = np.zeros(grid.shape, dtype=bool)
+        np.logical_or.at(tall, (ij[:, 0], ij[:, 1]), pts[:, 2] > table_z + cfg.near_base_height_m)
+        n, cells = cv2.connectedComponents((grid.astype(bool) & ~tall).astype(np.uint8), connectivity=8)
+        if n < 2 or not tall.any():
+            return [mask]
+        cells[tall] = n  # the base's own cells: one more piece
+        n += 1
     label = cells[ij[:, 0], ij[:, 1]]
     pieces = []
     for k in range(1, n):
@@ -159,7 +172,7 @@ def raised_regions(obs: Observation, config: RaisedConfig | None = None) -> list
         bx, by, bw, bh = (int(stats[i, k]) for k in range(4))
         mask = np.zeros(labels.shape, dtype=bool)
         mask[by : by + bh, bx : bx + bw] = labels[by : by + bh, bx : bx + bw] == i  # the component is in its box
-        pieces = _split_off_near_side(mask, obs, cfg) if by + bh > labels.shape[0] - cfg.border_px else [mask]
+        pieces = _split_off_near_side(mask, obs, cfg, table_z) if by + bh > labels.shape[0] - cfg.border_px else [mask]
         for piece in pieces:
             pts = points_world(piece, obs)
             if pts.shape[0]:

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mallvi.contracts.observation import Observation
+from mallvi.sim_bridge.scene_spec import SceneSpec
 from mallvi.sim_bridge.scenes import get_scene
 from mallvi.sim_bridge.world import SimWorld
 
@@ -21,14 +22,16 @@ class TruthFrame(NamedTuple):
     centres_m: dict[str, tuple[float, float, float]]
 
 
-def truth_frame(scene: str, seed: int, camera: str = "head") -> TruthFrame:
-    """Build ``scene`` at ``seed``, render ``camera`` once and read every object's centre.
+def truth_frame(scene: str | SceneSpec, seed: int, camera: str = "head") -> TruthFrame:
+    """Build ``scene`` (a registered name, or a spec such as a benchmark task's) at ``seed``, render ``camera``
+    once and read every object's centre.
 
     Raises ValueError for an unknown camera and KeyError for an unknown scene, before anything is built.
     """
     if camera not in SNAPSHOT_CAMERAS:
         raise ValueError(f"unknown camera {camera!r}; choose one of {list(SNAPSHOT_CAMERAS)}")
-    get_scene(scene)
+    if isinstance(scene, str):
+        get_scene(scene)
     with SimWorld.create(scene, seed, cameras=(camera,)) as world:
         obs = world.observe(camera)
         centres: dict[str, tuple[float, float, float]] = {}

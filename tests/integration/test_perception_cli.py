@@ -28,8 +28,19 @@ def test_perceive_prints_the_scene_graph_as_json(tmp_path: Path, capsys: pytest.
     assert img is not None and img.shape == (360, 640, 3)
 
 
+def test_perceive_builds_a_benchmark_task_as_the_bench_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """A benchmark episode's first frame, to look at what perception made of it (stack_bowls_three 1400003: a bowl
+    standing against a robot base)."""
+    code = main(["perceive", "--task", "stack_bowls_three", "--seed", "1400003", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    bowls = {near["name"] for oid, near in out["nearest_truth"].items() if "bowl" in oid and near["distance_m"] < 0.03}
+    assert bowls == {"bowl1", "bowl2", "bowl3"}
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--task", "no_such_scene"], "unknown scene 'no_such_scene'"),
+    (["--task", "no_such_scene"], "benchmark tasks: grounding_sparse"),
     (["--task", "grounding_dense", "--camera", "wrist"], "unknown camera 'wrist'"),
     (["--task", "grounding_dense", "--perception", "lidar"], "invalid choice"),
     (["--task", "grounding_dense", "--seed", "x"], "invalid int value"),
