@@ -178,3 +178,17 @@ def test_no_candidate_of_another_colour_or_already_taken_is_chosen() -> None:
     chosen = RulesGrounder().choose(INTO_GREY, ["white_bowl", "white_bowl_2"], two_white,
                                     {"white_bowl": [white], "white_bowl_2": [white]}, 0, CallLog())
     assert list(chosen) == ["white_bowl"]
+
+
+def test_a_nest_the_main_camera_shows_as_one_is_judged_there_not_in_another_view() -> None:
+    """The head camera shows the white bowl nested in the grey one as one taller object, under the grey bowl's
+    colour: the white bowl is "not found" there, yet the Reflector must not turn to the front camera (where
+    another pale thing was taken for it, stack_bowls_three 1400017 under colour perception)."""
+    from mallvi.graph.backends.rules.reflector import _nest_shown
+
+    before = {"white_bowl": WHITE, "grey_bowl": GREY}
+    pair = _bowl("grey_bowl", "grey", 0.201, -0.049, height=0.062)
+    assert _nest_shown(INTO_GREY, before, [pair])
+    assert not _nest_shown(INTO_GREY, before, [GREY])  # no taller pair there: look in the other views
+    on_top = INTO_GREY.model_copy(update={"relation": "on"})
+    assert not _nest_shown(on_top, before, [pair])

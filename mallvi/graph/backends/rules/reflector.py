@@ -49,7 +49,9 @@ class RulesReflector:
         ctx: AgentContext, log: CallLog,
     ) -> Verdict:
         fresh = ctx.perception.scan(obs)
-        if not _finds(subtask, fresh):  # judged from another camera when the main one lost the object
+        if not _finds(subtask, fresh) and not _nest_shown(subtask, before, fresh):
+            # judged from another camera when the main one lost the object (not when it shows it nested as one
+            # with its container)
             for view in ctx.extra_views.values():
                 other_view = ctx.perception.scan(view())
                 if _finds(subtask, other_view):
@@ -405,6 +407,13 @@ def _hand_near(ctx: AgentContext, arm: str, box: Box | None) -> bool:
     if ee is None:
         return True
     return math.dist(tuple(float(v) for v in list(ee)[:3]), box.centre_m) < HOLD_DIST_M
+
+
+def _nest_shown(subtask: Subtask, before: dict[str, SceneObject], fresh: list[SceneObject]) -> bool:
+    """Whether ``fresh`` shows the subtask's object nested in its container as one with it."""
+    if subtask.relation != "in" or subtask.target is None:
+        return False
+    return _nested(subtask, before, candidates_of(list(before.values())), fresh) is not None
 
 
 def _nested(subtask: Subtask, before: dict[str, SceneObject], before_cands: list[Candidate],
