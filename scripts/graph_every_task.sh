@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The agent graph on every Tier 2 and Tier 3 task beside the expert, on the same seeds (docs/benchmark.md,
 # "The graph on every task"). Each command writes DIR/results.json and DIR/table.md and resumes when rerun.
-# Usage: scripts/graph_every_task.sh [OUT_ROOT] (default figures/graph-every-task); SEED (default 2200000, the
+# Usage: scripts/graph_every_task.sh [OUT_ROOT] (default figures/graph-every-task-SEED); SEED (default 2500000, the
 # report range of docs/benchmark.md; development used 1300000-1300003 and 1400000-1400019), EPISODES
 # (default 20), WORKERS (1).
 # Then: .venv/bin/python scripts/graph_every_task.py OUT_ROOT  (the side-by-side table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-figures/graph-every-task}
+OUT=${1:-figures/graph-every-task-$SEED}
 MALLVI=".venv/bin/python -m mallvi.cli"
 EP=${EPISODES:-20}
-SEED=${SEED:-2200000}
+SEED=${SEED:-2500000}
 W=${WORKERS:-1}
 COMMON=(--tasks all --episodes "$EP" --seed-start "$SEED" --no-images --workers "$W" --quiet)
 
