@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mallvi.cli.common import EXIT_FAILED, EXIT_OK, UsageError
 from mallvi.cli.run_options import check_seed
+
+if TYPE_CHECKING:
+    from mallvi.sim_bridge.scene_spec import SceneSpec
 
 
 def register(sub: Any) -> None:
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.graph.objects else EXIT_FAILED
 
 
-def _scene(name: str) -> Any:
+def _scene(name: str) -> str | SceneSpec:
     """A registered scene's name, or a benchmark task's scene as the bench builds it (its original domain
     randomisation); KeyError names both lists."""
     from mallvi.bench.tasks import TASKS, get_task
