@@ -306,6 +306,17 @@ class ActorReport(_Model):
     aim_m: list[float] | None = None  # the plan's ``ActionPlan.aim_m``
     relay: bool = False  # the plan's ``ActionPlan.relay``
 
+    def put_at(self) -> tuple[float, float, float] | None:
+        """Where the attempt put its object: the plan's aim (end-effector plans), else its last place_actor
+        target that succeeded; None when it put nothing down at a known point."""
+        if self.aim_m is not None:
+            return (self.aim_m[0], self.aim_m[1], self.aim_m[2])
+        for c in reversed(self.commands):
+            pose = c.args.get("target_pose")
+            if c.skill == "place_actor" and c.ok and isinstance(pose, list) and len(pose) >= 3:
+                return (float(pose[0]), float(pose[1]), float(pose[2]))
+        return None
+
     def only_homing_failed(self) -> bool:
         """Whether the call that failed is an arm's way home (``back_to_origin``): the Actor stops at the first call
         none of whose ways worked, so every call before it did its work, and the scene may show the subtask done."""

@@ -181,15 +181,8 @@ UNDO_CATEGORIES = ("wrong_placement", "grasp_failed")
 
 
 def _place_target(report: ActorReport | None) -> tuple[float, float, float] | None:
-    if report is None or not report.ok:
-        return None
-    if report.aim_m is not None:  # an end-effector plan's aim
-        return (report.aim_m[0], report.aim_m[1], report.aim_m[2])
-    for c in reversed(report.commands):
-        pose = c.args.get("target_pose")
-        if c.skill == "place_actor" and c.ok and isinstance(pose, list) and len(pose) >= 3:
-            return (float(pose[0]), float(pose[1]), float(pose[2]))
-    return None
+    """Where a successful attempt put its object (``ActorReport.put_at``), recorded as ``placed_at``."""
+    return report.put_at() if report is not None and report.ok else None
 
 
 PARTIAL_HEIGHT_RATIO = 0.5  # an object seen less than half as tall as at first was seen in part

@@ -57,7 +57,7 @@ class RulesReflector:
                 if _finds(subtask, other_view):
                     fresh = other_view
                     break
-        fresh = align_ids(fresh, before, subtask, _place_target(report))
+        fresh = align_ids(fresh, before, subtask, report.put_at())
         cands = candidates_of(fresh)
         if not report.ok:
             blamed = report.failed_stage or "actor"
@@ -122,7 +122,7 @@ class RulesReflector:
                            held=lambda arm: key if held_state.get(arm) else None)
         results = counted or results
         failed = [r for r in results if not r.holds]
-        target = _place_target(report)
+        target = report.put_at()
         if report.relay and key in boxes:  # set down where the other arm takes it: planned again from there
             return self._wrong_place(subtask, before, boxes, f"{subtask.obj.phrase} was set down for the other arm "
                                                              "to take, not yet put in its place")
@@ -294,18 +294,6 @@ def _pushed_only(report: ActorReport) -> bool:
     taking = ("grasp_actor", "place_actor", "upright_actor", "execute_ee_action")
     moves = [c for c in report.commands if c.skill != "back_to_origin"]  # an arm parked out of the way first
     return bool(moves) and moves[0].skill == "close_gripper" and not any(c.skill in taking for c in moves)
-
-
-def _place_target(report: ActorReport) -> tuple[float, float, float] | None:
-    """Where the attempt put its object: the plan's aim (end-effector plans), else its last place_actor target."""
-    if report.aim_m is not None:
-        return (report.aim_m[0], report.aim_m[1], report.aim_m[2])
-    for c in reversed(report.commands):
-        if c.skill == "place_actor" and c.ok:
-            pose = c.args.get("target_pose")
-            if isinstance(pose, list) and len(pose) >= 3:
-                return (float(pose[0]), float(pose[1]), float(pose[2]))
-    return None
 
 
 def _before_xyz(subtask: Subtask, before: dict[str, SceneObject],
