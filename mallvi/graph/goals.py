@@ -2,7 +2,8 @@
 
 Relations (world frame, metres): ``left_of(a, b)`` means a has the smaller x (the robot's left);
 ``front_of(a, b)`` means a is closer to the robot (smaller y); ``on(a, b)`` means a rests on b's top face,
-centred on it within ``ON_XY_MAX_M``; ``in(a, b)`` means a's centre lies inside b's footprint, below b's rim;
+centred on it within ``ON_XY_MAX_M``; ``in(a, b)`` means a's centre lies inside b's footprint, below b's rim
+(and its base, where its model gives one, not above the rim);
 ``lifted(a)`` means a's bottom is at least ``LIFT_MIN_M`` above the table (``lifted(a, z)``: above world z);
 ``hung_on(a, b)`` means a is off the table within b's reach, held by no gripper; ``held_by(a, arm)`` asks the
 gripper state.
@@ -52,6 +53,9 @@ class Box:
     size_m: tuple[float, float, float]
     #: where something put into it goes (a container's floor centre, when its model says): "in" is judged there
     inner_xy_m: tuple[float, float] | None = None
+    #: the z of the object's own base (its frame's origin, bottom centre), when its model says: what "in" holds
+    #: below the rim, whichever way the object lies (a bottle head down in a bin, its base sticking out)
+    base_z: float | None = None
 
     @property
     def bottom_z(self) -> float:
@@ -69,7 +73,8 @@ class Box:
     def of_scene(obj: SceneObject) -> Box:
         floor = obj.points.get("center")
         inner = (floor[0], floor[1]) if floor is not None and floor[2] < obj.position_m[2] else None
-        return Box(obj.id, obj.position_m, obj.size_m, inner)
+        origin = obj.points.get("origin")
+        return Box(obj.id, obj.position_m, obj.size_m, inner, None if origin is None else float(origin[2]))
 
 
 def centre_of(info: ObjectInfo) -> tuple[float, float, float]:
@@ -143,13 +148,22 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             body_r = min(b.size_m[0], b.size_m[1]) / 2
             ok_xy = (d + min(a.size_m[0], a.size_m[1]) / 2 <= body_r + IN_BODY_TOL_M
                      and d <= IN_BODY_MIDDLE_FRAC * body_r)
-        if max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1]):  # nested (a bowl in a bowl)
+        nested = max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1])
+        if nested:  # a bowl in a bowl: centred on it
             ok_xy = d < ON_XY_MAX_M
         # an object lying (lower than long) is seen whole on a rim; an upright one's lower part a wall or an arm
         # may hide, so its bottom seen is held to the looser ON_Z_TOL_M
         lying = a.size_m[2] < max(a.size_m[0], a.size_m[1])
         ok_z = a.bottom_z < b.top_z + (IN_Z_TOL_M if lying else ON_Z_TOL_M)
         above = "" if ok_z else f", its bottom {(a.bottom_z - b.top_z) * 100:.1f} cm above the rim"
+        if ok_z and nested and a.top_z < b.top_z:
+            # one nested in another stands with its rim at or above the other's: this one is under it
+            ok_z = False
+            above = f", its top {(b.top_z - a.top_z) * 100:.1f} cm below {b.name}'s: it is under it"
+        if ok_z and a.base_z is not None and a.base_z >= b.top_z + IN_Z_TOL_M:
+            # its lowest part dips below the rim, but its base stands out above it (resting on what is inside)
+            ok_z = False
+            above = f", its base {(a.base_z - b.top_z) * 100:.1f} cm above the rim"
         return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}{above}"
     if relation == "hung_on":
         h = a.bottom_z - table_top_z

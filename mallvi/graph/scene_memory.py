@@ -150,6 +150,11 @@ def recover_from_view(previous: list[SceneObject], objects: list[SceneObject], s
 ALIGN_M = 0.15  # a fresh detection this close to where an object is expected is that object
 
 
+def _under(a: SceneObject, b: SceneObject) -> bool:
+    """Whether ``a`` lies under ``b`` (centred below it within ``SAME_OBJECT_XY_M``, its centre lower)."""
+    return _xy_dist(a, b) <= SAME_OBJECT_XY_M and a.position_m[2] < b.position_m[2]
+
+
 def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subtask: Subtask,
                   placed_at: tuple[float, float, float] | None) -> dict[int, str]:
     """Index in ``fresh`` -> the localised id it is, for the fresh objects that match one (see ``align_ids``)."""
@@ -164,6 +169,9 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
     for oid, old in sorted(before.items(), key=lambda kv: kv[0] == moved):
         expected = placed_at if oid == moved and placed_at is not None else old.position_m
         same = [i for i in free if kind(fresh[i]) == kind(old)]
+        if oid == moved:  # put last, it is not the one under an alike object that stayed (a bowl in a stack)
+            same = [i for i in same if not any(_under(fresh[i], fresh[j]) for j in names
+                                               if kind(fresh[j]) == kind(old))]
         if not same:
             continue
         best = min(same, key=lambda i: math.dist(fresh[i].position_m, expected))
@@ -190,8 +198,8 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
 
 def settled(localized: dict[str, SceneObject], fresh: list[SceneObject], subtask: Subtask,
             placed_at: tuple[float, float, float] | None) -> dict[str, SceneObject]:
-    """The localised objects where a fresh scan after a finished subtask sees them (matched as ``align_ids``
-    does); one not matched keeps its last position. The next subtask looks for them there first."""
+    """The localised objects where a fresh scan after an attempt sees them (matched as ``align_ids`` does); one
+    not matched keeps its last position. The next subtask, or the retry, looks for them there first."""
     out = dict(localized)
     for i, oid in aligned_names(fresh, localized, subtask, placed_at).items():
         seen = fresh[i]

@@ -37,6 +37,26 @@ def test_left_right_front_behind_near_lifted() -> None:
     assert check("lifted", "c", boxes={"c": box("c", 0, 0, TABLE + 0.06)})
 
 
+def test_in_a_bin_holds_an_objects_base_below_the_rim() -> None:
+    # a bin 8 cm deep; the seen extents as simulator perception gives them (development seed runs)
+    bin_ = Box("bin", (-0.38, -0.05, TABLE + 0.04), (0.2, 0.29, 0.08))
+    upright = Box("b1", (-0.39, 0.05, TABLE + 0.09), (0.06, 0.06, 0.16), base_z=TABLE + 0.01)
+    assert check("in", "b1", "bin", boxes={"b1": upright, "bin": bin_})
+    # head down across the others: its neck dips 5 cm below the rim, its base stands 6.7 cm above it
+    head_down = Box("b2", (-0.34, -0.01, TABLE + 0.08), (0.056, 0.036, 0.108), base_z=TABLE + 0.147)
+    assert not check("in", "b2", "bin", boxes={"b2": head_down, "bin": bin_})
+    # the same extent without a model's base (colour perception) is judged by the extent alone
+    assert check("in", "b2", "bin", boxes={"b2": Box("b2", head_down.centre_m, head_down.size_m), "bin": bin_})
+
+
+def test_a_bowl_under_another_is_not_in_it() -> None:
+    lower = Box("lower", (0.21, -0.115, TABLE + 0.016), (0.139, 0.17, 0.015))  # its rim band below the upper one
+    upper = Box("upper", (0.21, -0.115, TABLE + 0.030), (0.166, 0.173, 0.045))
+    boxes = {"lower": lower, "upper": upper}
+    assert check("in", "upper", "lower", boxes=boxes)
+    assert not check("in", "lower", "upper", boxes=boxes)
+
+
 def test_missing_objects_and_gripper_state_are_reported() -> None:
     res = evaluate([Predicate(relation="on", args=["x", "y"]), Predicate(relation="held_by", args=["x", "left"])],
                    {}, TABLE, held=lambda arm: "x" if arm == "left" else None)

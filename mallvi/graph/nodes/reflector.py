@@ -10,7 +10,6 @@ it does not find again.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -79,45 +78,6 @@ def toppled(state: GraphState, fresh: list[SceneObject]) -> str | None:
     now = same_colour[0]
     return (f"{subtask.obj.phrase} lies on its side: {now.size_m[2]:.2f} m tall, {first.size_m[2]:.2f} m when first "
             "seen")
-
-
-REFRESH_NEAR_M = 0.10  # of several alike objects seen afresh, the one this close to where one was is that one
-
-
-def refreshed(localized: dict[str, SceneObject], fresh: list[SceneObject], moved: str | None = None,
-              placed_at: tuple[float, float, float] | None = None) -> dict[str, SceneObject]:
-    """The localised objects moved to where a fresh scan sees them: the one of the same colour and label, or of
-    several alike ones the nearest within ``REFRESH_NEAR_M`` of where it is expected (the object ``moved`` where
-    it was put, ``placed_at``; the others where they were). Then, as a shape word may change from one view to the
-    next (a block cut by the image edge reads "pad"), an object still unmatched takes the one fresh object of its
-    colour that no other took, if that lies within ``REFRESH_NEAR_M`` of where it is expected."""
-    out = dict(localized)
-    taken: set[int] = set()
-
-    def expected(oid: str) -> tuple[float, float, float]:
-        return placed_at if oid == moved and placed_at is not None else localized[oid].position_m
-
-    def take(oid: str, seen: SceneObject) -> None:
-        out[oid] = localized[oid].model_copy(update={"position_m": seen.position_m, "size_m": seen.size_m,
-                                                     "points": seen.points})
-        taken.add(id(seen))
-
-    unmatched = []
-    for oid, old in localized.items():
-        same = [o for o in fresh if o.color == old.color and o.label == old.label]
-        if len(same) > 1:
-            near = min(same, key=lambda o: math.dist(o.position_m, expected(oid)))
-            same = [near] if math.dist(near.position_m, expected(oid)) <= REFRESH_NEAR_M else []
-        if len(same) == 1:
-            take(oid, same[0])
-        else:
-            unmatched.append(oid)
-    for oid in unmatched:
-        color = localized[oid].color
-        tinted = [o for o in fresh if color is not None and o.color == color and id(o) not in taken]
-        if len(tinted) == 1 and math.dist(tinted[0].position_m, expected(oid)) <= REFRESH_NEAR_M:
-            take(oid, tinted[0])
-    return out
 
 
 def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool = True) -> dict[str, Any]:
@@ -317,8 +277,7 @@ def reflector(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, An
             update["retry_from"] = "perceptor"  # re-perceive and re-plan the undone subtask
     if obs is not None and update.get("retry_from") in ("thinker", "actor"):
         # the memory the retry works from is updated to what the Reflector just saw (objects may have moved)
-        update["localized"] = refreshed(state["localized"], ctx.perception.scan(obs),
-                                        current_subtask(state).obj.instance, target)
+        update["localized"] = settled(state["localized"], ctx.perception.scan(obs), current_subtask(state), target)
     update.update(llm_calls=log.records, image_ids=images)
     return update
 
