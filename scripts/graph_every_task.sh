@@ -7,10 +7,10 @@
 # Then: .venv/bin/python scripts/graph_every_task.py OUT_ROOT  (the side-by-side table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SEED=${SEED:-2500000}
 OUT=${1:-figures/graph-every-task-$SEED}
 MALLVI=".venv/bin/python -m mallvi.cli"
 EP=${EPISODES:-20}
-SEED=${SEED:-2500000}
 W=${WORKERS:-1}
 COMMON=(--tasks all --episodes "$EP" --seed-start "$SEED" --no-images --workers "$W" --quiet)
 
