@@ -7,7 +7,8 @@ so an episode's faults are reproducible. The faults act physically on the SAPIEN
   on nothing and ``grasp_actor`` reports the failure, as a real gripper would.
 - ``grasp_slip``: after a verified grasp and lift the object slips out and falls; the skill still says success.
 - ``place_off``: the object is put down 4–8 cm from the asked target (random direction); success is reported.
-- ``knock_over``: after the place the object is knocked onto its side; success is reported.
+- ``knock_over``: after the place the object is knocked onto its side (one wide and low, a bowl or a burger, is
+  pushed 4–8 cm aside instead); success is reported.
 
 Every injected fault is appended to ``FaultInjector.log`` (kind, skill, object, simulated time) and passed, as it
 happens, to each callable in ``FaultInjector.listeners`` (e.g. one that writes a ``fault_injected`` trace event).
@@ -170,11 +171,12 @@ class SimFaults:
         self.clock.settle(FAULT_SETTLE_S)
 
     def placed(self, actor: str, fault: str | None) -> None:
-        """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated (an object too flat
-        to tip is pushed 4-8 cm aside instead)."""
+        """Apply a drawn ``knock_over`` once the object is put down and the hand has retreated (an object too wide
+        and low to tip is slid 4-8 cm aside instead, short of what is in its way)."""
         if fault == "knock_over":
-            if not knock_over(self.objects.bodies[actor], self.injector.rng):
-                self.let_go_off(actor, self.injector.place_offset_m())  # too flat to tip: pushed aside
+            obj = self.objects.bodies[actor]
+            if not knock_over(obj, self.injector.rng):
+                slide_aside(obj, self.injector.place_offset_m())  # too wide and low to tip: pushed aside
             self.injector.record(fault, "place", actor, self.clock.sim_time_s)
             self.clock.settle(FAULT_SETTLE_S)
 
@@ -209,10 +211,8 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     for sense in (1.0, -1.0):
         u = sense * d
         behind = float(np.max((grasp - corners)[:, :2] @ u[:2]))  # the object's reach behind the grasp centre
-        ahead = float(np.max((corners - centre)[:, :2] @ u[:2]))  # and in front of its own centre
         need[sense] = behind + gripper_half_width_m + 0.02
-        free[sense] = _free_run_m(obj, u)
-        room[sense] = min(free[sense] - ahead, _table_run_m(corners, u)) - 0.005
+        free[sense], room[sense] = _room_m(obj, u)
     fitting = [sense for sense in (1.0, -1.0) if room[sense] >= need[sense]]
     # where the whole push fits, the sense with the longer free run (ties keep +d); else the one with more room
     sense = max(fitting, key=lambda k: free[k]) if fitting else max(room, key=lambda k: room[k])
@@ -222,6 +222,36 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     if body is not None:
         body.set_linear_velocity([0.0, 0.0, 0.0])
         body.set_angular_velocity([0.0, 0.0, 0.0])
+
+
+def _room_m(obj: SimObject, u: NDArray[np.float64]) -> tuple[float, float]:
+    """Along horizontal unit ``u``: the free run of the object's centre line (``_free_run_m``) and the room to move
+    it, short of the first thing in the way and of the table's edge (5 mm kept)."""
+    pose = obj.entity.get_pose()
+    corners = obj.corners_world()
+    centre = np.asarray((pose * obj.box_center_local()).p, dtype=float)
+    ahead = float(np.max((corners - centre)[:, :2] @ u[:2]))  # the object's reach in front of its centre
+    free = _free_run_m(obj, u)
+    return free, min(free - ahead, _table_run_m(corners, u)) - 0.005
+
+
+def slide_aside(obj: SimObject, offset_m: NDArray[np.float64]) -> float:
+    """Push ``obj`` horizontally by ``offset_m``, as a knock slides an object too wide and low to tip, stopping
+    short of what it would run into and of the table's edge (a bowl nested in another hardly moves); returns the
+    distance moved (m)."""
+    d = np.array([float(offset_m[0]), float(offset_m[1]), 0.0])
+    dist = float(np.linalg.norm(d))
+    if dist < 1e-9:
+        return 0.0
+    d /= dist
+    shift = min(dist, max(0.0, _room_m(obj, d)[1]))
+    pose = obj.entity.get_pose()
+    obj.entity.set_pose(sapien.Pose(p=np.asarray(pose.p, dtype=float) + shift * d, q=pose.q))
+    body = _body(obj)
+    if body is not None:
+        body.set_linear_velocity([0.0, 0.0, 0.0])
+        body.set_angular_velocity([0.0, 0.0, 0.0])
+    return shift
 
 
 def _cpu_system(obj: SimObject) -> sapien.physx.PhysxCpuSystem | None:
@@ -267,28 +297,34 @@ def _table_run_m(corners: NDArray[np.float64], u: NDArray[np.float64]) -> float:
     return max(0.0, run)
 
 
+TIP_MAX_WIDTH_RATIO = 1.5  # a knock tips an object over a face with at most this many times its height behind it
+
+
 def knock_over(obj: SimObject, rng: np.random.Generator) -> bool:
     """Tip ``obj`` 90° over one of its bottom edges (chosen at random), as a push against a side face would;
-    False, leaving it as it is, for an object lying on a face too wide to roll over (``SimFaults.placed`` slides
-    it then).
+    False, leaving it as it is, for an object too wide and low to tip over any (``SimFaults.placed`` slides it
+    then).
 
-    The side faces are the faces of the object's box that stand upright in the world; an object already lying
-    down only rolls over its long edges. The object pivots about that bottom edge, so its centre moves
-    by about half its width plus half its height: a block knocked over on a stack hangs over the support's edge
-    and falls off when the scene settles; on the table it ends up lying a few centimetres from where it was put.
-    A cube tipped over an edge is, body for body, the same solid in the same place as the cube rotated by one of
-    its symmetries, so it keeps its frame; any other shape keeps the tipped frame.
+    The side faces are the faces of the object's box that stand upright in the world; it tips over one only with
+    at most ``TIP_MAX_WIDTH_RATIO`` times its height to pivot across (a push slides a wider, lower object: a
+    bowl, a burger, a box lying on its widest face; an object lying down rolls over its long edges only). The
+    object pivots about that bottom edge, so its centre moves by about half its width plus half its height: a
+    block knocked over on a stack hangs over the support's edge and falls off when the scene settles; on the
+    table it ends up lying a few centimetres from where it was put. A cube tipped over an edge is, body for body,
+    the same solid in the same place as the cube rotated by one of its symmetries, so it keeps its frame; any
+    other shape keeps the tipped frame.
     """
     pose = obj.entity.get_pose()
     R_old = Rotation.from_quat([pose.q[1], pose.q[2], pose.q[3], pose.q[0]])
     size = np.asarray(obj.size_m, dtype=float)
     axes = [(i, sign) for sign in (1.0, -1.0) for i in (0, 1)] + [(2, 1.0), (2, -1.0)]  # +x, +y, -x, -y, +z, -z
     up_axis = int(np.argmax(np.abs(R_old.as_matrix()[2, :])))
-    # The upright faces; an object lying down only rolls over faces no wider than 1.5x its height (a push
-    # along a lying bar slides it, it does not stand it on end).
+    # The upright faces it can tip over: those with at most TIP_MAX_WIDTH_RATIO times its height behind them (a
+    # push along a lying bar slides it rather than stand it on end; a bowl or a burger, wide and low, slides too,
+    # instead of being stood on its rim to roll away like a wheel).
     side_faces = [R_old.apply(sign * np.eye(3)[i]) for i, sign in axes
-                  if i != up_axis and (up_axis == 2 or size[i] <= 1.5 * size[up_axis])]
-    if not side_faces:  # a flat box lying on its widest face: a push slides it
+                  if i != up_axis and size[i] <= TIP_MAX_WIDTH_RATIO * size[up_axis]]
+    if not side_faces:  # a flat box lying on its widest face, a bowl standing: a push slides it
         return False
     d = np.array(side_faces[int(rng.integers(0, len(side_faces)))], dtype=float)
     d[2] = 0.0

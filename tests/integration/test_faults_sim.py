@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from mallvi.bench.task_scenes import scene_catalog
 from mallvi.config import RunConfig
@@ -232,3 +233,50 @@ def test_a_flat_box_lying_on_its_widest_face_is_not_tipped_and_does_not_crash_th
         for seed in range(3):
             assert knock_over(fries, np.random.default_rng(seed)) is False
         assert np.allclose(np.asarray(fries.entity.get_pose().p, dtype=float), before)
+
+
+def test_a_knock_slides_a_wide_low_object_and_leaves_it_on_the_table() -> None:
+    """A standing bowl (18 cm wide, 5.2 cm high) or burger is not tipped onto its rim, where it rolled off the
+    table like a wheel; the knock fault pushes it aside instead. A bottle standing still tips."""
+    import sapien
+
+    from mallvi.sim_bridge.contingency import knock_over
+    from mallvi.sim_bridge.objects import make_bottle, make_bowl, make_burger
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        bowl = make_bowl(w.scene, "bowl", sapien.Pose(p=[0.0, -0.12, w.table_top_z + 0.001]))
+        burger = make_burger(w.scene, "burger", sapien.Pose(p=[0.2, -0.12, w.table_top_z + 0.001]))
+        bottle = make_bottle(w.scene, "bottle", sapien.Pose(p=[-0.2, -0.12, w.table_top_z + 0.001]))
+        w.settle(0.5)
+        for obj in (bowl, burger):
+            before = np.asarray(obj.entity.get_pose().p, dtype=float)
+            assert all(knock_over(obj, np.random.default_rng(seed)) is False for seed in range(4)), obj.name
+            assert np.allclose(np.asarray(obj.entity.get_pose().p, dtype=float), before)
+        assert knock_over(bottle, np.random.default_rng(0)) is True
+        w.settle(1.0)
+        up = bottle.entity.get_pose().to_transformation_matrix()[:3, 2]
+        assert abs(float(up[2])) < 0.3, "the bottle lies on its side"
+        assert float(bottle.entity.get_pose().p[2]) > w.table_top_z - 0.01
+
+
+def test_a_slid_bowl_stops_short_of_what_it_would_run_into() -> None:
+    """The knock's slide moves a lone bowl the drawn 6 cm; a bowl nested in another meets the lower bowl's wall at
+    once and stays nested (teleported through the wall, both flew off the table)."""
+    import sapien
+
+    from mallvi.sim_bridge.contingency import slide_aside
+    from mallvi.sim_bridge.objects import make_bowl
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        z = w.table_top_z + 0.001
+        lone = make_bowl(w.scene, "lone", sapien.Pose(p=[-0.15, 0.15, z]))
+        lower = make_bowl(w.scene, "lower", sapien.Pose(p=[0.2, 0.15, z]))
+        upper = make_bowl(w.scene, "upper", sapien.Pose(p=[0.2, 0.15, z + 0.02]))
+        w.settle(1.0)
+        nested_at = np.asarray(upper.entity.get_pose().p, dtype=float)
+        assert slide_aside(lone, np.array([0.06, 0.0, 0.0])) == pytest.approx(0.06)
+        assert slide_aside(upper, np.array([0.06, 0.0, 0.0])) < 0.01
+        w.settle(1.0)
+        for bowl in (lone, lower, upper):
+            assert float(bowl.entity.get_pose().p[2]) > w.table_top_z - 0.01, f"{bowl.name} left the table"
+        assert float(np.linalg.norm(np.asarray(upper.entity.get_pose().p, dtype=float)[:2] - nested_at[:2])) < 0.02
