@@ -2,8 +2,9 @@
 is let go above the lower rim, a hand-over tries another turn on each attempt, Tier 3 sets an object down within
 both arms' reach when no arm reaches both ends, grasps are made up where perception gives no grasp frames, an
 earlier subtask's object hidden under a later one is re-checked from where it was put, the colour detector sees
-the top block of a tower of four, and the Reflector holds "in a pan" and "at the centre" to what the task's check
-asks (a medium fault's slip had the graph report success where the check failed)."""
+the top block of a tower of four, a pan whose handle is out of reach is taken across its wall, and the Reflector
+holds "in a pan" and "at the centre" to what the task's check asks (a medium fault's slip had the graph report
+success where the check failed)."""
 
 from __future__ import annotations
 
@@ -419,3 +420,39 @@ def test_tier3_plans_name_their_aim_and_a_relay_set_down_on_the_target_is_not_th
     # what a later subtask re-checks it against
     assert recorded_at(aimed) == (0.0, -0.1, TABLE_Z + 0.02)
     assert recorded_at(set_down) is None
+
+
+def _handled_pan(x: float, y: float) -> SceneObject:
+    """A pan of radius 0.1 m with its handle out along +x (its box's centre 5.75 cm off the floor centre)."""
+    handle = (x + 0.172, y, TABLE_Z + 0.025, 0.7071068, 0.0, 0.7071068, 0.0)  # top-down, fingers across the handle
+    return SceneObject(id="skillet", label="skillet", position_m=(x + 0.0575, y, TABLE_Z + 0.0175),
+                       size_m=(0.315, 0.2, 0.035), box_m=(0.315, 0.2, 0.035),
+                       points={"cp0": handle, "handle": handle, "center": (x, y, TABLE_Z + 0.008, 1.0, 0.0, 0.0, 0.0)})
+
+
+def test_a_pan_is_also_taken_across_its_wall_beside_the_handles_root_and_along_its_handle() -> None:
+    pan = _handled_pan(0.15, -0.19)
+    frames = ee_plans.grasp_frames(pan)
+    assert frames[0][0] == 0  # its own handle grasp first
+    wall = ee_plans._across_wall(pan)
+    assert len(wall) == 2 * (ee_plans.RIM_GRASPS - 1)  # every 45 degrees but at the handle's root, either turn
+    first = wall[0][1]
+    radial = first[:3, 3] - np.array([0.15, -0.19, first[2, 3]])
+    assert math.isclose(float(np.linalg.norm(radial)), 0.1 - ee_plans.RIM_INSET_M, abs_tol=1e-6)
+    assert math.isclose(abs(math.degrees(math.atan2(radial[1], radial[0]))), 45.0, abs_tol=1e-6)  # nearest the handle
+    assert np.allclose(np.cross(first[:3, 1], radial), 0.0, atol=1e-9)  # the fingers open along the radius
+    assert math.isclose(first[2, 3], TABLE_Z + 0.035 - ee_plans.RIM_BELOW_TOP_M, abs_tol=1e-6)
+    slid = ee_plans._along_handles(pan)
+    assert [round(float(T[0, 3]), 3) for _, T in slid[::2]] == [0.292, 0.262]  # 3 and 6 cm nearer the body
+    assert any(np.allclose(T, wall[0][1]) for _, T in frames) and any(np.allclose(T, slid[0][1]) for _, T in frames)
+    # a bowl (its floor centre in its middle) gets no such grasps; its own rim frames serve
+    assert ee_plans._across_wall(_bowl("bowl", 0.0, 0.0)) == []
+
+
+def test_what_goes_into_a_pan_the_other_hand_holds_keeps_clear_of_that_hand() -> None:
+    holder = [0.0935, -0.15, 0.88, 1.0, 0.0, 0.0, 0.0]  # holding the wall, 9.35 cm from the pan's middle
+    where = ee_plans._clear_of([0.0, -0.15, 0.78], holder)
+    assert math.isclose(where[0], -0.0215, abs_tol=1e-6) and where[1:] == [-0.15, 0.78]  # 11.5 cm from the hand
+    assert ee_plans._clear_of([-0.2, -0.15, 0.78], holder) == [-0.2, -0.15, 0.78]  # clear already
+    far = ee_plans._clear_of([0.05, -0.15, 0.78], holder)  # never more than 2.5 cm off the middle
+    assert math.isclose(far[0], 0.05 - ee_plans.IN_SHIFT_MAX_M, abs_tol=1e-6)

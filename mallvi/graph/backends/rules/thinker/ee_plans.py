@@ -22,6 +22,7 @@ from scipy.spatial.transform import Rotation
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
+from mallvi.graph.goals import APPENDAGE_OFFSET_M
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen
 from mallvi.graph.schemas import ActionPlan, CallVariant, SceneMemory, SceneObject, SkillCall, Subtask
@@ -117,7 +118,8 @@ FRAMELESS_WIDTH_MAX_M = 0.07  # ... added after the model's own frames only to a
 
 
 def grasp_frames(obj: SceneObject, first: SceneObject | None = None) -> list[tuple[int | None, np.ndarray]]:
-    """The object's grasp frames (4x4, world) top-down ones first, then grasps 1.5 cm below its top: top-down
+    """The object's grasp frames (4x4, world) top-down ones first, then across a pan's wall (``_across_wall``)
+    and along its handle nearer the body (``_along_handles``), then grasps 1.5 cm below its top: top-down
     across either pair of faces, then leaning (``FRAMELESS_GRASPS``; the only ones without grasp frames, else
     only for an object at most ``FRAMELESS_WIDTH_MAX_M`` across). A frame from below is left out, or turned down
     about its handle's axis where the object rolled about it since ``first`` (``_turned_down``)."""
@@ -132,6 +134,7 @@ def grasp_frames(obj: SceneObject, first: SceneObject | None = None) -> list[tup
             T = turned
         frames.append((g.cp, T))
         frames.append((g.cp, _flipped(T)))  # a parallel gripper holds the same way turned half round
+    frames += _across_wall(obj) + _along_handles(obj)
     # then (the only ones without grasp frames) top-down across either pair of faces, and leaning either way
     # across the fingers, on an object narrow enough for the fingers
     box = obj.box_m or obj.size_m
@@ -148,6 +151,66 @@ def grasp_frames(obj: SceneObject, first: SceneObject | None = None) -> list[tup
         T[:3, 3] = (obj.position_m[0], obj.position_m[1], ft.top_z(obj) - 0.015)
         frames += [(None, T), (None, _flipped(T))]
     return _distinct(frames)
+
+
+RIM_INSET_M = 0.0065  # a grasp across a round wall closes this far inside the body's outer radius
+RIM_BELOW_TOP_M = 0.007  # ... and this far below the wall's top
+RIM_GRASPS = 8  # ... at this many places around it
+
+
+def _across_wall(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
+    """Top-down grasps across the round wall of a container with a handle (its floor centre off its extent's
+    middle: a pan), the fingers opening along the radius, at ``RIM_GRASPS`` places around it but the handle's
+    root, those nearest the handle first (where the handle's end lies beyond an arm's reach, the wall beside
+    its root may not)."""
+    floor = ft.point(obj, "center")
+    if floor is None or not ft.is_container(obj):
+        return []
+    out_xy = np.array([obj.position_m[0] - floor[0], obj.position_m[1] - floor[1]])
+    if float(np.linalg.norm(out_xy)) <= APPENDAGE_OFFSET_M:
+        return []
+    box = obj.box_m or obj.size_m
+    radius = min(box[0], box[1]) / 2 - RIM_INSET_M
+    towards = math.atan2(out_xy[1], out_xy[0])
+    angles = sorted((towards + 2 * math.pi * k / RIM_GRASPS for k in range(1, RIM_GRASPS)),
+                    key=lambda a: abs(math.remainder(a - towards, 2 * math.pi)))  # not on the handle's root
+    frames: list[tuple[int | None, np.ndarray]] = []
+    for a in angles:
+        radial = np.array([math.cos(a), math.sin(a), 0.0])
+        T = np.eye(4)
+        T[:3, 0], T[:3, 1] = (0.0, 0.0, -1.0), radial
+        T[:3, 2] = np.cross(T[:3, 0], T[:3, 1])
+        T[:3, 3] = (floor[0] + radius * radial[0], floor[1] + radius * radial[1], ft.top_z(obj) - RIM_BELOW_TOP_M)
+        frames += [(None, T), (None, _flipped(T))]
+    return frames
+
+
+HANDLE_SLIDES_M = (0.03, 0.06)  # a top-down handle grasp is also tried this much nearer the object's body
+HANDLE_BODY_CLEAR_M = 0.01  # ... while it stays this far outside the body's radius
+
+
+def _along_handles(obj: SceneObject) -> list[tuple[int | None, np.ndarray]]:
+    """Each top-down grasp on a handle that sticks out of the object's body (a pan's), slid along the handle
+    towards the body by ``HANDLE_SLIDES_M`` while it stays ``HANDLE_BODY_CLEAR_M`` outside the body's radius
+    (half the footprint's narrower side): where the handle's end lies beyond an arm's reach, nearer its root
+    may not."""
+    box = obj.box_m or obj.size_m
+    body_r = min(box[0], box[1]) / 2
+    floor = ft.point(obj, "center") or obj.position_m
+    out: list[tuple[int | None, np.ndarray]] = []
+    for g in ft.grasps(obj):
+        if g.part != "handle" or not g.top_down:
+            continue
+        T = _frame_of(obj.points[f"cp{g.cp}"])
+        inward = np.array([floor[0] - g.position_m[0], floor[1] - g.position_m[1], 0.0])
+        d = float(np.linalg.norm(inward))
+        for slide in HANDLE_SLIDES_M:
+            if d - slide < body_r + HANDLE_BODY_CLEAR_M:
+                break
+            T_slid = T.copy()
+            T_slid[:3, 3] += slide * inward / d
+            out += [(g.cp, T_slid), (g.cp, _flipped(T_slid))]
+    return out
 
 
 AXIS_LEVEL_MAX = 0.3  # a grasp axis this far from level (the z part of its unit vector) is not a lying handle's
@@ -356,6 +419,9 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
                                     f"{relay_xy[1]:.2f}), within both arms' reach; the subtask is planned again "
                                     "from there")
     where = _target_bottom(subtask, obj, target, localized, scene, table_z)
+    other = "right" if arm == "left" else "left"
+    if where is not None and subtask.relation == "in" and target is not None and holder_of(target, ctx) == other:
+        where = _clear_of(where, hands.pose[other])
     if where is None:  # a pick or a lift: it stays in the hand
         if subtask.height_m is not None:
             up = _matrix(hands.pose[arm])
@@ -369,6 +435,21 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
                                 f"({where[0]:.3f}, {where[1]:.3f}, {where[2]:.3f})"
                                 + (f", turned {math.degrees(turn):.0f} deg" if turn else "")
                                 + ("" if not subtask.hold else " and holds it there"))
+
+
+HOLDER_CLEAR_M = 0.115  # what is put into a container the other hand holds goes this far from that hand (the
+IN_SHIFT_MAX_M = 0.025  # guard keeps grippers 0.10 m apart), off the container's middle by at most this
+
+
+def _clear_of(where: list[float], holder_pose: Sequence[float]) -> list[float]:
+    """``where`` moved straight away from the holding hand (horizontally) until it lies ``HOLDER_CLEAR_M`` from it,
+    by at most ``IN_SHIFT_MAX_M`` (a pan held across its wall: its middle lies 9.4 cm from the hand)."""
+    away = np.array([where[0] - holder_pose[0], where[1] - holder_pose[1]])
+    d = float(np.linalg.norm(away))
+    shift = min(max(0.0, HOLDER_CLEAR_M - d), IN_SHIFT_MAX_M)
+    if shift <= 0.0 or d < 1e-6:
+        return where
+    return [where[0] + shift * away[0] / d, where[1] + shift * away[1] / d, where[2]]
 
 
 def _target_bottom(subtask: Subtask, obj: SceneObject, target: SceneObject | None,
