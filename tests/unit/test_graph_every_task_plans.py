@@ -456,3 +456,20 @@ def test_what_goes_into_a_pan_the_other_hand_holds_keeps_clear_of_that_hand() ->
     assert ee_plans._clear_of([-0.2, -0.15, 0.78], holder) == [-0.2, -0.15, 0.78]  # clear already
     far = ee_plans._clear_of([0.05, -0.15, 0.78], holder)  # never more than 2.5 cm off the middle
     assert math.isclose(far[0], 0.05 - ee_plans.IN_SHIFT_MAX_M, abs_tol=1e-6)
+
+
+def test_a_loaf_lying_by_the_hand_that_holds_the_pan_is_not_held_and_that_hand_is_busy() -> None:
+    from types import SimpleNamespace
+
+    from mallvi.contracts.skills import SkillResult
+
+    pan = _handled_pan(0.0, -0.15)
+    loaf = SceneObject(id="bread", label="bread", position_m=(0.165, -0.15, TABLE_Z + 0.025), size_m=(0.12, 0.06, 0.05))
+    # the right hand holds the pan across its wall, its grasp centre 0.12 m below the hand, 1.2 cm from the loaf
+    hand = [0.0935, -0.15, TABLE_Z + 0.028 + 0.12, 0.7071068, 0.0, 0.7071068, 0.0]
+    ctx = SimpleNamespace(gripper_holding=lambda arm: arm == "right",
+                          skills=SimpleNamespace(get_arm_pose=lambda arm: SkillResult.success(pose=hand)))
+    assert ee_plans.holder_of(pan, ctx, [pan, loaf]) == "right"
+    assert ee_plans.holder_of(loaf, ctx, [pan, loaf]) is None
+    assert ee_plans.holder_of(loaf, ctx) == "right"  # without the others, nearness alone decides
+    assert ee_plans.busy_hands(ctx, None) == {"right"}

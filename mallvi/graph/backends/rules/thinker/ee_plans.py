@@ -93,8 +93,15 @@ class Hands:
 HELD_NEAR_M = 0.10  # a gripper holding something whose grasp centre is this close to an object holds that object
 
 
-def holder_of(obj: SceneObject, ctx: AgentContext) -> str | None:
-    """The arm whose gripper senses something between its fingers, with its grasp centre at ``obj``."""
+def _box_gap_m(obj: SceneObject, point: np.ndarray) -> float:
+    """How far ``point`` lies outside the object's extent (0 inside it)."""
+    half = np.asarray(obj.size_m) / 2
+    return float(np.linalg.norm(np.maximum(np.abs(point - np.asarray(obj.position_m)) - half, 0.0)))
+
+
+def holder_of(obj: SceneObject, ctx: AgentContext, others: Sequence[SceneObject] = ()) -> str | None:
+    """The arm whose gripper senses something between its fingers, with its grasp centre within ``HELD_NEAR_M`` of
+    ``obj``'s extent and no nearer another of ``others`` (a loaf lying by the hand that holds the pan is not held)."""
     if ctx.gripper_holding is None:
         return None
     for arm in ARMS:
@@ -105,11 +112,17 @@ def holder_of(obj: SceneObject, ctx: AgentContext) -> str | None:
             continue
         T = _matrix([float(v) for v in r.data["pose"]])
         centre = T[:3, 3] + TCP_M * T[:3, 0]
-        lo = np.asarray(obj.position_m) - np.asarray(obj.size_m) / 2 - HELD_NEAR_M
-        hi = np.asarray(obj.position_m) + np.asarray(obj.size_m) / 2 + HELD_NEAR_M
-        if bool(np.all(centre >= lo) and np.all(centre <= hi)):
+        gap = _box_gap_m(obj, centre)
+        if gap <= HELD_NEAR_M and all(_box_gap_m(o, centre) >= gap for o in others if o.id != obj.id):
             return arm
     return None
+
+
+def busy_hands(ctx: AgentContext, held_by: str | None) -> set[str]:
+    """The arms whose grippers hold something other than the object held by ``held_by`` (if any)."""
+    if ctx.gripper_holding is None:
+        return set()
+    return {a for a in ARMS if a != held_by and ctx.gripper_holding(a)}  # type: ignore[arg-type]
 
 
 #: without grasp frames: (quarter turns about the vertical from the object's yaw, lean of the approach in rad)
@@ -359,6 +372,9 @@ def ee_plan(subtask: Subtask, obj: SceneObject, target: SceneObject | None, loca
     start = Hands.now(ctx)
     hint = subtask.arm_hint if subtask.arm_hint in ARMS else None
     arm = hint or held_by or _arm_for(obj, target, subtask, ctx)
+    busy = busy_hands(ctx, held_by)
+    if not hint and held_by is None and arm in busy and len(busy) == 1:
+        arm = "right" if arm == "left" else "left"  # the other hand holds what is to stay held (a pan)
     n = (len(TURNS_RAD) * len(CARRIES_M) if held_by == arm
          else max(1, len(grasp_frames(obj, first_seen(obj, scene.initial)))) * len(PRE_GRASPS_M))
     relay = None
@@ -420,7 +436,8 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
                                     "from there")
     where = _target_bottom(subtask, obj, target, localized, scene, table_z)
     other = "right" if arm == "left" else "left"
-    if where is not None and subtask.relation == "in" and target is not None and holder_of(target, ctx) == other:
+    if (where is not None and subtask.relation == "in" and target is not None
+            and holder_of(target, ctx, list(localized.values())) == other):
         where = _clear_of(where, hands.pose[other])
     if where is None:  # a pick or a lift: it stays in the hand
         if subtask.height_m is not None:

@@ -276,7 +276,7 @@ class RulesThinker:
         if obj is None:
             raise AgentError(f"{subtask.obj.phrase!r} was not localised")
         target = _find(localized, subtask.target, exclude=obj.id) if subtask.target else None
-        held_by = holder_of(obj, ctx)
+        held_by = holder_of(obj, ctx, list(localized.values()))
         for k in range(GOAL_VARIANTS):
             plan = ee_plan(subtask, obj, target, localized, scene, ctx, attempt + k, held_by)
             if not failures or repeats(plan.calls, localized, failures) is None:
