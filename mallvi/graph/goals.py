@@ -3,7 +3,7 @@
 Relations (world frame, metres): ``left_of(a, b)`` means a has the smaller x (the robot's left);
 ``front_of(a, b)`` means a is closer to the robot (smaller y); ``on(a, b)`` means a rests on b's top face,
 centred on it within ``ON_XY_MAX_M``; ``in(a, b)`` means a's centre lies inside b's footprint, below b's rim
-(and its base, where its model gives one, not above the rim);
+(and its base, where its model gives one, ``IN_BASE_BELOW_RIM_M`` below the rim);
 ``lifted(a)`` means a's bottom is at least ``LIFT_MIN_M`` above the table (``lifted(a, z)``: above world z);
 ``hung_on(a, b)`` means a is off the table within b's reach, held by no gripper; ``held_by(a, arm)`` asks the
 gripper state.
@@ -27,6 +27,7 @@ ON_XY_MAX_M = 0.03  # a placement "on" a target is centred to this (a pad, a pla
 WIDE_TARGET_RATIO = 2.5  # this many times as wide as the object every way (a tray, a board): then anywhere on its top
 ON_Z_TOL_M = 0.02
 IN_Z_TOL_M = 0.01  # "in": a lying object's bottom at most this far above the rim (a bottle across the rim: 1.7 cm)
+IN_BASE_BELOW_RIM_M = 0.01  # ... and its base, where its model gives one, at least this far below the rim
 NEAR_M = 0.12
 LIFT_MIN_M = 0.03
 NEST_RATIO = 0.8  # an object at least this wide as a container nests in it: then it is centred to ON_XY_MAX_M
@@ -54,7 +55,7 @@ class Box:
     #: where something put into it goes (a container's floor centre, when its model says): "in" is judged there
     inner_xy_m: tuple[float, float] | None = None
     #: the z of the object's own base (its frame's origin, bottom centre), when its model says: what "in" holds
-    #: below the rim, whichever way the object lies (a bottle head down in a bin, its base sticking out)
+    #: below the rim, whichever way the object lies (a bottle head down in a bin, a can standing on the rim)
     base_z: float | None = None
 
     @property
@@ -160,10 +161,12 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             # one nested in another stands with its rim at or above the other's: this one is under it
             ok_z = False
             above = f", its top {(b.top_z - a.top_z) * 100:.1f} cm below {b.name}'s: it is under it"
-        if ok_z and a.base_z is not None and a.base_z >= b.top_z + IN_Z_TOL_M:
-            # its lowest part dips below the rim, but its base stands out above it (resting on what is inside)
+        if ok_z and a.base_z is not None and a.base_z > b.top_z - IN_BASE_BELOW_RIM_M:
+            # its lowest part dips below the rim, but its base stands on the rim or above it (on what is inside)
             ok_z = False
-            above = f", its base {(a.base_z - b.top_z) * 100:.1f} cm above the rim"
+            h = a.base_z - b.top_z
+            above = (f", its base {h * 100:.1f} cm above the rim" if h >= 0
+                     else f", its base only {-h * 100:.1f} cm below the rim")
         return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}{above}"
     if relation == "hung_on":
         h = a.bottom_z - table_top_z

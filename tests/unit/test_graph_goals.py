@@ -45,6 +45,9 @@ def test_in_a_bin_holds_an_objects_base_below_the_rim() -> None:
     # head down across the others: its neck dips 5 cm below the rim, its base stands 6.7 cm above it
     head_down = Box("b2", (-0.34, -0.01, TABLE + 0.08), (0.056, 0.036, 0.108), base_z=TABLE + 0.147)
     assert not check("in", "b2", "bin", boxes={"b2": head_down, "bin": bin_})
+    # a can standing on the front rim: its base at the rim's height (place_cans_plasticbox 2600000, medium faults)
+    can = Box("can", (-0.38, -0.16, TABLE + 0.12), (0.066, 0.066, 0.12), base_z=TABLE + 0.079)
+    assert not check("in", "can", "bin", boxes={"can": can, "bin": bin_})
     # the same extent without a model's base (colour perception) is judged by the extent alone
     assert check("in", "b2", "bin", boxes={"b2": Box("b2", head_down.centre_m, head_down.size_m), "bin": bin_})
 
