@@ -31,6 +31,7 @@ IN_BASE_BELOW_RIM_M = 0.01  # ... and its base, where its model gives one, at le
 NEAR_M = 0.12
 LIFT_MIN_M = 0.03
 NEST_RATIO = 0.8  # an object at least this wide as a container nests in it: then it is centred to ON_XY_MAX_M
+NEST_UNDER_TOL_M = 0.005  # ... and it is under it, not in it, with its top more than this below the container's
 APPENDAGE_OFFSET_M = 0.02  # a container's floor centre this far from its extent's middle: it has a handle (a pan)
 IN_BODY_TOL_M = 0.005  # ... and what is in it may stick out of its body's radius this much
 IN_BODY_MIDDLE_FRAC = 1 / 3  # ... and its centre lies within this share of the body's radius from the floor centre
@@ -157,7 +158,7 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
         lying = a.size_m[2] < max(a.size_m[0], a.size_m[1])
         ok_z = a.bottom_z < b.top_z + (IN_Z_TOL_M if lying else ON_Z_TOL_M)
         above = "" if ok_z else f", its bottom {(a.bottom_z - b.top_z) * 100:.1f} cm above the rim"
-        if ok_z and nested and a.top_z < b.top_z:
+        if ok_z and nested and a.top_z < b.top_z - NEST_UNDER_TOL_M:
             # one nested in another stands with its rim at or above the other's: this one is under it
             ok_z = False
             above = f", its top {(b.top_z - a.top_z) * 100:.1f} cm below {b.name}'s: it is under it"

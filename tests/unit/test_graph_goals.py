@@ -58,6 +58,10 @@ def test_a_bowl_under_another_is_not_in_it() -> None:
     boxes = {"lower": lower, "upper": upper}
     assert check("in", "upper", "lower", boxes=boxes)
     assert not check("in", "lower", "upper", boxes=boxes)
+    # a nest remembered as one: both boxes the pair's, the same top but for rounding
+    pair = Box("pair", (0.21, -0.115, TABLE + 0.030), (0.166, 0.173, 0.045))
+    moved = Box("moved", pair.centre_m, (0.166, 0.173, 0.045 - 1e-9))
+    assert check("in", "moved", "pair", boxes={"moved": moved, "pair": pair})
 
 
 def test_missing_objects_and_gripper_state_are_reported() -> None:
