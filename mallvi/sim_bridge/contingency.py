@@ -163,11 +163,7 @@ class SimFaults:
             return
         obj = self.objects.bodies[actor]
         pose = obj.entity.get_pose()
-        obj.entity.set_pose(sapien.Pose(p=np.asarray(pose.p, dtype=float) + offset_m + (0.0, 0.0, 0.005), q=pose.q))
-        body = _body(obj)
-        if body is not None:
-            body.set_linear_velocity([0.0, 0.0, 0.0])
-            body.set_angular_velocity([0.0, 0.0, 0.0])
+        _set_still(obj, sapien.Pose(p=np.asarray(pose.p, dtype=float) + offset_m + (0.0, 0.0, 0.005), q=pose.q))
         self.clock.settle(FAULT_SETTLE_S)
 
     def placed(self, actor: str, fault: str | None) -> None:
@@ -183,6 +179,15 @@ class SimFaults:
 
 def _body(obj: SimObject) -> sapien.physx.PhysxRigidDynamicComponent | None:
     return obj.entity.find_component_by_type(sapien.physx.PhysxRigidDynamicComponent)
+
+
+def _set_still(obj: SimObject, pose: sapien.Pose) -> None:
+    """Put ``obj`` at ``pose`` at rest (a fault moves it; it does not fling it)."""
+    obj.entity.set_pose(pose)
+    body = _body(obj)
+    if body is not None:
+        body.set_linear_velocity([0.0, 0.0, 0.0])
+        body.set_angular_velocity([0.0, 0.0, 0.0])
 
 
 def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,
@@ -217,11 +222,7 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     # where the whole push fits, the sense with the longer free run (ties keep +d); else the one with more room
     sense = max(fitting, key=lambda k: free[k]) if fitting else max(room, key=lambda k: room[k])
     shift = min(need[sense], max(0.0, room[sense]))
-    obj.entity.set_pose(sapien.Pose(p=p + shift * sense * d, q=pose.q))
-    body = _body(obj)
-    if body is not None:
-        body.set_linear_velocity([0.0, 0.0, 0.0])
-        body.set_angular_velocity([0.0, 0.0, 0.0])
+    _set_still(obj, sapien.Pose(p=p + shift * sense * d, q=pose.q))
 
 
 def _room_m(obj: SimObject, u: NDArray[np.float64]) -> tuple[float, float]:
@@ -246,11 +247,7 @@ def slide_aside(obj: SimObject, offset_m: NDArray[np.float64]) -> float:
     d /= dist
     shift = min(dist, max(0.0, _room_m(obj, d)[1]))
     pose = obj.entity.get_pose()
-    obj.entity.set_pose(sapien.Pose(p=np.asarray(pose.p, dtype=float) + shift * d, q=pose.q))
-    body = _body(obj)
-    if body is not None:
-        body.set_linear_velocity([0.0, 0.0, 0.0])
-        body.set_angular_velocity([0.0, 0.0, 0.0])
+    _set_still(obj, sapien.Pose(p=np.asarray(pose.p, dtype=float) + shift * d, q=pose.q))
     return shift
 
 
@@ -345,11 +342,7 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> bool:
     p_new = centre_new - R_new.apply(centre_local)
     p_new[2] += 0.003  # clear of the surface it tipped onto
     x, y, z, w = R_new.as_quat()
-    obj.entity.set_pose(sapien.Pose(p=p_new, q=[w, x, y, z]))
-    body = _body(obj)
-    if body is not None:
-        body.set_linear_velocity([0.0, 0.0, 0.0])
-        body.set_angular_velocity([0.0, 0.0, 0.0])
+    _set_still(obj, sapien.Pose(p=p_new, q=[w, x, y, z]))
     return True
 
 
