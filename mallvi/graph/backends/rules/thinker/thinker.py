@@ -38,6 +38,7 @@ from mallvi.graph.backends.rules.thinker.pull import pulls
 from mallvi.graph.backends.rules.thinker.regrasp import regrasps
 from mallvi.graph.backends.rules.thinker.strategies import low_approach, nudges, steered
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
+from mallvi.graph.goals import Box, wide_target
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side, tall_at_first
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
@@ -65,6 +66,10 @@ CLEARANCE_M = 0.07
 LIFT_M = 0.05
 DOWN_WXYZ = [1.0, 0.0, 0.0, 0.0]
 GRASP_BELOW_TOP_M = 0.025  # a standing object's top-down grasp centre lies this far below its top
+RAISED_GRASP_M = 0.01
+"""Where no grasp of an object is reachable, the fingers stop this far short of the grasp point instead
+(``grasp_dis``): on a tray their tips reached its floor, and no grasp of a 3.8 cm burger lying on it was found
+anywhere; stopping 1 cm short, both arms took it wherever they reach the tray (simulator)."""
 
 
 def _reaches(ctx: AgentContext, arm: str, x: float, y: float, height_m: float = 0.0,
@@ -96,11 +101,13 @@ def relay_spot(obj_id: str, scene: SceneMemory, localized: dict[str, SceneObject
 
 def _grasp(arm: str, obj_id: str, grasp_args: dict[str, float] | None = None, upright: bool = False) -> SkillCall:
     """The grasp of ``obj_id``: ``upright_actor`` for a tall object (it stands one that fell over up again and
-    simply grasps one that stands), else ``grasp_actor``."""
+    simply grasps one that stands), else ``grasp_actor``, stopping ``RAISED_GRASP_M`` short where no grasp is
+    reachable."""
     if upright:
         args = {k: v for k, v in (grasp_args or {}).items() if k == "pre_grasp_dis"}
         return SkillCall(skill="upright_actor", arm=arm, object=obj_id, args=dict(args))  # type: ignore[arg-type]
-    return SkillCall(skill="grasp_actor", arm=arm, object=obj_id, args=dict(grasp_args or {}))  # type: ignore[arg-type]
+    return SkillCall(skill="grasp_actor", arm=arm, object=obj_id, args=dict(grasp_args or {}),  # type: ignore[arg-type]
+                     alternatives=[CallVariant(args={"grasp_dis": RAISED_GRASP_M})])
 
 
 def _take(arm: str, obj_id: str, upright: bool) -> list[SkillCall]:
@@ -149,8 +156,9 @@ REACH_KINDS = (FailureKind.UNREACHABLE, FailureKind.NO_PLAN, FailureKind.WRONG_A
 """Failure kinds that say the arm could not get there: the next attempt may try the other arm."""
 
 
-def _retry_grasp(attempt: int, failed: FailedStep | None) -> dict[str, float] | None:
-    """After a failed approach or grasp: a shorter straight approach, then also another grasp point.
+def _retry_grasp(attempt: int, failed: FailedStep | None, grasp_ids: Sequence[int] = ()) -> dict[str, float] | None:
+    """After a failed approach or grasp: a shorter straight approach, then also another grasp point (one of the
+    object's ``grasp_ids`` where perception gives them, else one of the first four).
 
     A gripper that closed on nothing says nothing against the grasp itself (the object moved or was missed):
     the same grasp is tried again at the object's re-localised position. So does an object that moved in the
@@ -163,7 +171,7 @@ def _retry_grasp(attempt: int, failed: FailedStep | None) -> dict[str, float] | 
         return None
     args: dict[str, float] = {"pre_grasp_dis": 0.1 - 0.02 * min(attempt, 3)}
     if attempt >= 2 and failed.kind != FailureKind.UNREACHABLE:  # no reachable grasp: every point was tried
-        args["contact_point_id"] = attempt % 4
+        args["contact_point_id"] = grasp_ids[attempt % len(grasp_ids)] if grasp_ids else attempt % 4
     return args
 
 
@@ -369,7 +377,7 @@ class RulesThinker:
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
         plan = self._carry(ctx, subtask, obj, arm, target_xyz, localized, scene, table_z,
-                           _retry_grasp(attempt, failed), _unreachable_arm(failed), upright)
+                           _retry_grasp(attempt, failed, obj.grasp_ids()), _unreachable_arm(failed), upright)
         return plan.model_copy(update={"rationale": note + plan.rationale})
 
     def _carry(self, ctx: AgentContext, subtask: Subtask, obj: SceneObject, arm: str,
@@ -484,10 +492,13 @@ class RulesThinker:
 def clear_first(plan: ActionPlan, subtask: Subtask, obj: SceneObject, target: SceneObject | None,
                 localized: dict[str, SceneObject], scene: SceneMemory, table_z: float) -> ActionPlan:
     """The plan with what rests on the object (or on the target it is to be stacked on) moved aside first, by the
-    arm on that thing's side: a block under another cannot be taken, nor can one go onto a covered block."""
+    arm on that thing's side: a block under another cannot be taken, nor can one go onto a covered block. What
+    lies on a wide target (a tray: ``wide_target``) stays; the object goes beside it."""
     if subtask.action not in ("pick", "place", "stack", "move", "turn", "hang", "lift", "handover"):
         return plan
-    blockers = [o for base in (obj, target) if base is not None and (base is obj or subtask.relation == "on")
+    wide = target is not None and wide_target(Box.of_scene(obj), Box.of_scene(target))  # a tray: put beside them
+    blockers = [o for base in (obj, target) if base is not None and (base is obj or (subtask.relation == "on"
+                                                                                        and not wide))
                 for o in tops_of(base, scene, localized) if o.id in localized and o.id != obj.id]
     if not blockers:
         return plan
