@@ -5,8 +5,8 @@ Relations (world frame, metres): ``left_of(a, b)`` means a has the smaller x (th
 centred on it within ``ON_XY_MAX_M``; ``in(a, b)`` means a's centre lies inside b's footprint, below b's rim
 (and its base, where its model gives one, ``IN_BASE_BELOW_RIM_M`` below the rim);
 ``lifted(a)`` means a's bottom is at least ``LIFT_MIN_M`` above the table (``lifted(a, z)``: above world z);
-``hung_on(a, b)`` means a is off the table within b's reach, held by no gripper; ``held_by(a, arm)`` asks the
-gripper state.
+``hung_on(a, b)`` means a is off the table within b's reach, held by no gripper (and a's handle within
+``HOOK_TOL_M`` of b's hook, where their models give them); ``held_by(a, arm)`` asks the gripper state.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ APPENDAGE_OFFSET_M = 0.02  # a container's floor centre this far from its extent
 IN_BODY_TOL_M = 0.005  # ... and what is in it may stick out of its body's radius this much
 IN_BODY_MIDDLE_FRAC = 1 / 3  # ... and its centre lies within this share of the body's radius from the floor centre
 HUNG_MIN_M = 0.03  # a hanging object's bottom is at least this far above the table
+HOOK_TOL_M = 0.02  # ... and its handle, where its model gives one, this near the hook (across the table)
 
 
 def wide_target(a: Box, b: Box) -> bool:
@@ -58,6 +59,9 @@ class Box:
     #: the z of the object's own base (its frame's origin, bottom centre), when its model says: what "in" holds
     #: below the rim, whichever way the object lies (a bottle head down in a bin, a can standing on the rim)
     base_z: float | None = None
+    #: its "handle" and "hook" points, when its model says: "hung_on" holds the handle on the hook
+    handle_m: tuple[float, float, float] | None = None
+    hook_m: tuple[float, float, float] | None = None
 
     @property
     def bottom_z(self) -> float:
@@ -76,7 +80,10 @@ class Box:
         floor = obj.points.get("center")
         inner = (floor[0], floor[1]) if floor is not None and floor[2] < obj.position_m[2] else None
         origin = obj.points.get("origin")
-        return Box(obj.id, obj.position_m, obj.size_m, inner, None if origin is None else float(origin[2]))
+        handle, hook = obj.points.get("handle"), obj.points.get("hook")
+        return Box(obj.id, obj.position_m, obj.size_m, inner, None if origin is None else float(origin[2]),
+                   None if handle is None else (handle[0], handle[1], handle[2]),
+                   None if hook is None else (hook[0], hook[1], hook[2]))
 
 
 def centre_of(info: ObjectInfo) -> tuple[float, float, float]:
@@ -173,7 +180,13 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
         h = a.bottom_z - table_top_z
         reach = max(b.size_m[0], b.size_m[1]) / 2 + max(a.size_m[0], a.size_m[1])
         ok = h >= HUNG_MIN_M and d <= reach
-        return ok, f"{a.name} bottom {h * 100:.1f} cm above the table, {d * 100:.1f} cm from {b.name}"
+        text = f"{a.name} bottom {h * 100:.1f} cm above the table, {d * 100:.1f} cm from {b.name}"
+        if a.handle_m is not None and b.hook_m is not None:
+            # hung by its handle on the hook, not further along the rod (or caught on the rack by its body)
+            off = math.dist(a.handle_m[:2], b.hook_m[:2])
+            ok = ok and off <= HOOK_TOL_M
+            text += f", its handle {off * 100:.1f} cm from the hook"
+        return ok, text
     raise ValueError(f"unknown relation {relation!r}")
 
 
