@@ -44,6 +44,7 @@ def test_a_guard_refusal_goes_to_the_thinker_and_is_traced_as_a_refusal_whatever
         message: str, tmp_path: Path) -> None:
     world = _world()
     world.fail_next["grasp_actor"] = SkillResult.failure(message, FailureKind.REFUSED_BY_GUARD)
+    world.fail_times["grasp_actor"] = 2  # the grasp and its variant 1 cm short of the grasp point
     seq, _ = _first_failure(world, tmp_path)
     assert _after_first_reflector(seq) == "thinker"
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
