@@ -280,3 +280,29 @@ def test_a_slid_bowl_stops_short_of_what_it_would_run_into() -> None:
         for bowl in (lone, lower, upper):
             assert float(bowl.entity.get_pose().p[2]) > w.table_top_z - 0.01, f"{bowl.name} left the table"
         assert float(np.linalg.norm(np.asarray(upper.entity.get_pose().p, dtype=float)[:2] - nested_at[:2])) < 0.02
+
+
+def test_a_burger_lying_on_the_tray_is_taken_again_only_by_a_grasp_stopping_short_of_its_point() -> None:
+    """A fault left the burger on the tray away from where it was put: no grasp of it is reachable anywhere there
+    (the fingertips would reach the tray's floor), and the Thinker's variant 1 cm short of the grasp point takes
+    it with either arm."""
+    import sapien
+
+    from mallvi.bench.tasks import TASKS
+    from mallvi.graph.backends.rules.thinker.thinker import RAISED_GRASP_M
+    from mallvi.sim_bridge.contingency import _set_still
+
+    with SimWorld.create(TASKS["place_burger_fries"]().scene_spec("none"), 1400002, render=False) as w:
+        w.settle()
+        burger, tray = w.objects["burger"], w.objects["tray"]
+        spot = [float(tray.pose.p[0]) - 0.02, float(tray.pose.p[1]) + 0.02]
+        _set_still(burger, sapien.Pose([*spot, float(burger.pose.p[2]) + 0.03], burger.pose.q))
+        w.settle()
+        assert float(burger.pose.p[2]) > w.table_top_z + 0.005, "the burger lies on the tray"
+        for arm in ("left", "right"):
+            plain = w.skills.grasp_actor("burger", arm)
+            assert not plain.ok and "no reachable grasp" in plain.message
+        on_tray_z = float(burger.pose.p[2])
+        taken = w.skills.grasp_actor("burger", "left", grasp_dis=RAISED_GRASP_M)
+        assert taken.ok, taken.message
+        assert float(burger.pose.p[2]) > on_tray_z + 0.02, "the grasp lifted the burger off the tray"
