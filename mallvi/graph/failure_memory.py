@@ -36,8 +36,9 @@ SETTLED_KINDS = ("unreachable", "no_plan", "wrong_arm", "refused_by_guard", "bad
 UNBOUND_KIND = "unknown_object"
 """The kind of an object that no robot-side object matches where it is perceived: every plan on it fails the same
 way until it is perceived elsewhere."""
-IGNORED_ARGS = frozenset({"pre_grasp_dis"})
-"""Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp). A place's
+IGNORED_ARGS = frozenset({"pre_grasp_dis", "grasp_dis"})
+"""Arguments whose change alone does not make a different attempt (a shorter approach to the same grasp, the same
+grasp stopping 1 cm short: a variant the Actor tries within the attempt). A place's
 ``pre_dis`` does: a lower pre-place point is another pose to reach."""
 DISTANCE_ARGS = frozenset({"x", "y", "z", "pre_dis"})
 """Arguments in metres: two values within ``TARGET_TOL_M`` are the same."""
@@ -113,7 +114,9 @@ def record(plan: ActionPlan | None, localized: dict[str, SceneObject], report: A
     failed = next((c for c in reversed(own) if not c.ok), None) if report is not None and not report.ok else None
     if failed is not None:
         kind = failed.kind or _report_kind(report) or "other"
-        at = own.index(failed) if calls and len(own) <= len(calls) else None
+        # the plan's call that failed: a call whose variants ran left more commands than calls
+        same = [i for i, c in enumerate(calls) if (c.skill, c.arm) == (failed.skill, failed.arm)]
+        at = same[0] if len(same) == 1 else (own.index(failed) if calls and len(own) <= len(calls) else None)
         return entry.model_copy(update={"skill": failed.skill, "arm": failed.arm, "kind": kind, "failed_call": at})
     if report is not None and not report.ok:  # refused before any call ran (e.g. a target the checks refused)
         return entry.model_copy(update={"kind": _report_kind(report) or "other"})
