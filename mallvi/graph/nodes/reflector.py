@@ -10,6 +10,7 @@ it does not find again.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -202,8 +203,9 @@ def undone(state: GraphState, ctx: GraphContext, obs: Observation, log: CallLog)
                                   message="re-check")] if target else []
         v = RulesReflector().reflect(sub, ActorReport(ok=True, message="re-check", commands=commands),
                                      known, obs, ctx, log)
-        if v.verdict == "failure" and v.failure_category == "object_lost" and target and sub.relation != "in":
-            v = _gone_from_spot(state, ctx, obs, j, target, known) or v
+        if v.verdict == "failure" and v.failure_category == "object_lost" and target:
+            gone = _container_gone if sub.relation == "in" else _gone_from_spot
+            v = gone(state, ctx, obs, j, target, known) or v
         if v.verdict == "failure" and v.failure_category in UNDO_CATEGORIES:
             return j, v.model_copy(update={"explanation": f"subtask {j + 1} was undone: {v.explanation}"})
     return None
@@ -233,6 +235,31 @@ def _gone_from_spot(state: GraphState, ctx: GraphContext, obs: Observation, j: i
     if why is None:
         return None
     return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker", explanation=why)
+
+
+def _container_gone(state: GraphState, ctx: GraphContext, obs: Observation, j: int, target: list[float],
+                    known: dict[str, SceneObject]) -> Verdict | None:
+    """A wrong-placement verdict for subtask ``j``, which put its object (not seen now) in a container, when the
+    container is not where it was either: no object is seen within its footprint and the camera sees the table at
+    its middle (a nest of bowls thrown off the table). Else None: the object may lie hidden in it."""
+    from mallvi.graph.backends.rules.reflector import sees_table_at
+
+    plan = state["plan"]
+    assert plan is not None
+    sub = plan.subtasks[j]
+    cid = sub.target.instance if sub.target is not None else None
+    container = known.get(cid or "")
+    if cid is None or container is None:
+        return None
+    xy = (container.position_m[0], container.position_m[1])
+    radius = max(container.size_m[0], container.size_m[1]) / 2
+    if any(math.dist(o.position_m[:2], xy) < radius for o in ctx.perception.scan(obs)):
+        return None
+    if not sees_table_at(obs, xy, ctx.table_top_z):
+        return None
+    return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
+                   explanation=f"neither {sub.obj.instance} nor {cid} is where {sub.obj.instance} was put in {cid}: "
+                               "nothing is seen there and the camera sees the table")
 
 
 def _may_reopen(v: Verdict, update: dict[str, Any]) -> bool:

@@ -41,6 +41,7 @@ STAND_OVERLAP_M = 0.01  # ... and cannot overlap by more than this (inscribed ci
 FLAT_M = 0.015  # a pad or a sliver at the image's edge: nothing stands on the surface there
 EMPTY_BEYOND_M = 0.02  # depth this far beyond where an object's top would be: the camera sees past its place
 EMPTY_WINDOW_PX = 2  # ... on every pixel of a (2r+1)^2 window
+TABLE_SEEN_TOL_M = 0.01  # depth within this of a point on the table top: the camera sees the table there
 
 
 class RulesReflector:
@@ -215,6 +216,23 @@ def seen_empty(obs: Observation, spot_m: tuple[float, float, float], height_m: f
     window = obs.depth_m[v - r: v + r + 1, u - r: u + r + 1]
     valid = window[(window > 0) & np.isfinite(window)]
     return valid.size == window.size and float(valid.min()) > float(z[0]) + EMPTY_BEYOND_M
+
+
+def sees_table_at(obs: Observation, xy_m: tuple[float, float], table_z: float) -> bool:
+    """Whether the camera sees the table top at ``xy_m``: every pixel of a small window around that point shows
+    depth no nearer than ``TABLE_SEEN_TOL_M`` before it (nothing stands there, nor in front of it: an arm
+    over the spot, or a box between it and the camera, stops the ray sooner). False where the point is out of the
+    image or depth is missing."""
+    uv, z = project(np.array([[xy_m[0], xy_m[1], table_z]]), obs.K, obs.T_world_cam)
+    if not z[0] > 0 or not np.all(np.isfinite(uv)):
+        return False
+    u, v = int(uv[0, 0]), int(uv[0, 1])
+    r = EMPTY_WINDOW_PX
+    if not (r <= u < obs.width - r and r <= v < obs.height - r):
+        return False
+    window = obs.depth_m[v - r: v + r + 1, u - r: u + r + 1]
+    valid = window[(window > 0) & np.isfinite(window)]
+    return valid.size == window.size and float(valid.min()) > float(z[0]) - TABLE_SEEN_TOL_M
 
 
 def _group_member(subtask: Subtask) -> bool:
