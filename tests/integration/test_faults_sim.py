@@ -282,6 +282,30 @@ def test_a_slid_bowl_stops_short_of_what_it_would_run_into() -> None:
         assert float(np.linalg.norm(np.asarray(upper.entity.get_pose().p, dtype=float)[:2] - nested_at[:2])) < 0.02
 
 
+def test_a_bowl_pushed_out_of_the_gripper_does_not_sweep_into_a_nest_beside_its_path() -> None:
+    """A nest of two bowls stands 8 cm to the side of a bowl's push, in front of it: the push's rays along both
+    sides of the bowl meet the nest, so the bowl goes the free way and the nest stays on the table (along the
+    centre line alone the bowl went 15 cm into the nest and both its bowls were thrown off the table)."""
+    import sapien
+
+    from mallvi.sim_bridge.contingency import push_out_of_grasp
+    from mallvi.sim_bridge.objects import make_bowl
+
+    with SimWorld.create("stack_blocks_two", 0, render=False) as w:
+        z = w.table_top_z + 0.001
+        pushed = make_bowl(w.scene, "pushed", sapien.Pose(p=[-0.22, 0.12, z]))
+        lower = make_bowl(w.scene, "lower", sapien.Pose(p=[-0.14, -0.11, z]))
+        upper = make_bowl(w.scene, "upper", sapien.Pose(p=[-0.14, -0.11, z + 0.02]))
+        w.settle(1.0)
+        nest_at = np.asarray(upper.entity.get_pose().p, dtype=float)
+        push_out_of_grasp(pushed, np.array([0.0, -1.0, 0.0]), gripper_half_width_m=0.03)
+        w.settle(1.0)
+        for bowl in (pushed, lower, upper):
+            assert float(bowl.entity.get_pose().p[2]) > w.table_top_z - 0.01, f"{bowl.name} left the table"
+        assert float(np.linalg.norm(np.asarray(upper.entity.get_pose().p, dtype=float)[:2] - nest_at[:2])) < 0.02
+        assert float(np.linalg.norm(np.asarray(pushed.entity.get_pose().p, dtype=float)[:2] - (-0.22, 0.12))) > 0.1
+
+
 def test_a_burger_lying_on_the_tray_is_taken_again_only_by_a_grasp_stopping_short_of_its_point() -> None:
     """A fault left the burger on the tray away from where it was put: no grasp of it is reachable anywhere there
     (the fingertips would reach the tray's floor), and the Thinker's variant 1 cm short of the grasp point takes
