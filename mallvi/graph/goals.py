@@ -62,6 +62,10 @@ class Box:
     #: its "handle" and "hook" points, when its model says: "hung_on" holds the handle on the hook
     handle_m: tuple[float, float, float] | None = None
     hook_m: tuple[float, float, float] | None = None
+    #: its footprint rectangle in its own frame and that frame's turn about the vertical (rad), when its model
+    #: says and it stands upright: "in" holds what is inside its walls, not inside its axis-aligned extent
+    footprint_m: tuple[float, float] | None = None
+    yaw_rad: float | None = None
 
     @property
     def bottom_z(self) -> float:
@@ -81,9 +85,23 @@ class Box:
         inner = (floor[0], floor[1]) if floor is not None and floor[2] < obj.position_m[2] else None
         origin = obj.points.get("origin")
         handle, hook = obj.points.get("handle"), obj.points.get("hook")
+        yaw = None if origin is None else upright_yaw(origin[3:])
         return Box(obj.id, obj.position_m, obj.size_m, inner, None if origin is None else float(origin[2]),
                    None if handle is None else (handle[0], handle[1], handle[2]),
-                   None if hook is None else (hook[0], hook[1], hook[2]))
+                   None if hook is None else (hook[0], hook[1], hook[2]),
+                   None if obj.box_m is None or yaw is None else (obj.box_m[0], obj.box_m[1]), yaw)
+
+
+UPRIGHT_MIN_COS = 0.9  # a frame whose z axis is this near vertical stands upright
+
+
+def upright_yaw(quat_wxyz: Sequence[float]) -> float | None:
+    """The turn (rad) about the vertical of a frame given by its quaternion (w, x, y, z): the heading of its x
+    axis; None where its z axis is not near vertical (lying)."""
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    if 1.0 - 2.0 * (x * x + y * y) < UPRIGHT_MIN_COS:
+        return None
+    return math.atan2(2.0 * (x * y + w * z), 1.0 - 2.0 * (y * y + z * z))
 
 
 def centre_of(info: ObjectInfo) -> tuple[float, float, float]:
@@ -149,7 +167,15 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
         if b.inner_xy_m is not None:  # from the container's floor centre (a pan's, not its handle's)
             dx, dy = a.centre_m[0] - b.inner_xy_m[0], a.centre_m[1] - b.inner_xy_m[1]
             d = math.hypot(dx, dy)
-        ok_xy = abs(dx) < b.size_m[0] / 2 and abs(dy) < b.size_m[1] / 2
+        half = (b.size_m[0] / 2, b.size_m[1] / 2)
+        lx, ly = dx, dy
+        if b.footprint_m is not None and b.yaw_rad is not None:
+            # within its walls, in its own frame: a turned box's axis-aligned extent also covers the table by its
+            # corners, where a can standing against the box's outside has its centre
+            c, sn = math.cos(b.yaw_rad), math.sin(b.yaw_rad)
+            lx, ly = c * dx + sn * dy, -sn * dx + c * dy
+            half = (b.footprint_m[0] / 2, b.footprint_m[1] / 2)
+        ok_xy = abs(lx) < half[0] and abs(ly) < half[1]
         if b.inner_xy_m is not None and math.dist(b.inner_xy_m, b.centre_m[:2]) > APPENDAGE_OFFSET_M:
             # a floor centre well off the extent's middle: a body with a handle (a pan), whose radius is the
             # narrower half-extent; the object lies within the body, in its middle third (a pan is filled at its

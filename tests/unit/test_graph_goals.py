@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mallvi.contracts.geometry import Pose
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.goals import Box, evaluate, truth_boxes
@@ -50,6 +52,30 @@ def test_in_a_bin_holds_an_objects_base_below_the_rim() -> None:
     assert not check("in", "can", "bin", boxes={"can": can, "bin": bin_})
     # the same extent without a model's base (colour perception) is judged by the extent alone
     assert check("in", "b2", "bin", boxes={"b2": Box("b2", head_down.centre_m, head_down.size_m), "bin": bin_})
+
+
+def test_in_a_turned_box_holds_what_stands_within_its_walls() -> None:
+    """The plastic box pushed and turned (by about 35 degrees) reads 0.217 x 0.229 m axis-aligned (0.155 x 0.19 m in
+    its own frame): a can standing on the table against its outside has its centre within that extent, but not
+    within the walls (place_cans_plasticbox 3000000 without faults: the graph reported both cans in, the task's
+    check found one 12 cm from the box's centre). The seen extents of that episode."""
+    import math
+
+    yaw = math.radians(35.0)
+    box = Box("plasticbox", (-0.158, -0.116, TABLE + 0.037), (0.217, 0.229, 0.075), footprint_m=(0.155, 0.19),
+              yaw_rad=yaw)
+    outside = Box("can", (-0.076, -0.206, TABLE + 0.049), (0.068, 0.068, 0.096), base_z=TABLE + 0.001)
+    inside = Box("can_2", (-0.156, -0.175, TABLE + 0.055), (0.069, 0.069, 0.049), base_z=TABLE + 0.007)
+    assert not check("in", "can", "plasticbox", boxes={"can": outside, "plasticbox": box})
+    assert check("in", "can_2", "plasticbox", boxes={"can_2": inside, "plasticbox": box})
+    # without the box's own frame (colour perception), the axis-aligned extent decides
+    aligned = Box("plasticbox", box.centre_m, box.size_m)
+    assert check("in", "can_2", "plasticbox", boxes={"can_2": inside, "plasticbox": aligned})
+    # the turn is read from the model's frame ("origin", w x y z) when it stands upright, not when it lies
+    from mallvi.graph.goals import upright_yaw
+
+    assert upright_yaw((math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))) == pytest.approx(yaw)
+    assert upright_yaw((math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0)) is None
 
 
 def test_a_bowl_under_another_is_not_in_it() -> None:
