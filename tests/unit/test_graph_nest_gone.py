@@ -82,6 +82,19 @@ def test_a_bowl_hidden_in_its_container_still_counts() -> None:
     assert undone(world.state, ctx, _depth(world), CallLog()) is None  # type: ignore[attr-defined]
 
 
+def test_a_nest_is_looked_for_where_the_bowl_went_in_not_where_its_container_was_first_seen() -> None:
+    """The container was pushed about before the bowl went into it: its memory holds where it was first seen, where
+    the table shows now; the nest stands where the bowl was put, so nothing is undone."""
+    world = _world(NEST)
+    world.objects["bowl"].pos = [*NEST, TABLE_Z + 0.03]
+    world.objects["bowl_3"].pos = [0.12, 0.05, TABLE_Z + 0.025]
+    stale = [o.model_copy(update={"position_m": (0.05, -0.25, TABLE_Z + 0.025)}) if o.id == "bowl_2" else o
+             for o in world.state["scene"].objects]  # type: ignore[attr-defined]
+    world.state["scene"] = world.state["scene"].model_copy(update={"objects": stale})  # type: ignore[attr-defined]
+    ctx = fake_context(world, perception=_Hides(world, hide={"bowl"}))
+    assert undone(world.state, ctx, _depth(world), CallLog()) is None  # type: ignore[attr-defined]
+
+
 def test_an_arm_over_the_spot_is_not_the_table_seen_there() -> None:
     """Nothing detected at the nest's place, but something the scan does not report (an arm) stands between it and
     the camera: the nest may be behind it, so nothing is undone."""

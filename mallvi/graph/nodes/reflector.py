@@ -239,9 +239,11 @@ def _gone_from_spot(state: GraphState, ctx: GraphContext, obs: Observation, j: i
 
 def _container_gone(state: GraphState, ctx: GraphContext, obs: Observation, j: int, target: list[float],
                     known: dict[str, SceneObject]) -> Verdict | None:
-    """A wrong-placement verdict for subtask ``j``, which put its object (not seen now) in a container, when the
-    container is not where it was either: no object is seen within its footprint and the camera sees the table at
-    its middle (a nest of bowls thrown off the table). Else None: the object may lie hidden in it."""
+    """A wrong-placement verdict for subtask ``j``, which put its object (not seen now) in a container at
+    ``target``, when the container is not there either: no object is seen within its half-width of that spot and
+    the camera sees the table there (a nest of bowls thrown off the table). Else None: the object may lie hidden
+    in it. The spot is where the object went in, not the container's remembered place (a container pushed about
+    before it received the object is remembered where it was first seen)."""
     from mallvi.graph.backends.rules.reflector import sees_table_at
 
     plan = state["plan"]
@@ -251,7 +253,7 @@ def _container_gone(state: GraphState, ctx: GraphContext, obs: Observation, j: i
     container = known.get(cid or "")
     if cid is None or container is None:
         return None
-    xy = (container.position_m[0], container.position_m[1])
+    xy = (target[0], target[1])
     radius = max(container.size_m[0], container.size_m[1]) / 2
     if any(math.dist(o.position_m[:2], xy) < radius for o in ctx.perception.scan(obs)):
         return None
