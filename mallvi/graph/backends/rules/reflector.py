@@ -206,16 +206,23 @@ def seen_empty(obs: Observation, spot_m: tuple[float, float, float], height_m: f
     the image, depth is missing, or the object is too flat to tell."""
     if height_m < FLAT_M:
         return False
-    uv, z = project(np.array([[spot_m[0], spot_m[1], spot_m[2] + height_m]]), obs.K, obs.T_world_cam)
+    seen = _window_depth(obs, (spot_m[0], spot_m[1], spot_m[2] + height_m))
+    return seen is not None and seen[0] > seen[1] + EMPTY_BEYOND_M
+
+
+def _window_depth(obs: Observation, point_m: tuple[float, float, float]) -> tuple[float, float] | None:
+    """(the nearest depth on the ``EMPTY_WINDOW_PX`` window around where ``point_m`` projects, the point's own
+    depth), or None where the point is out of the image or any depth in the window is missing."""
+    uv, z = project(np.array([point_m]), obs.K, obs.T_world_cam)
     if not z[0] > 0 or not np.all(np.isfinite(uv)):
-        return False
+        return None
     u, v = int(uv[0, 0]), int(uv[0, 1])
     r = EMPTY_WINDOW_PX
     if not (r <= u < obs.width - r and r <= v < obs.height - r):
-        return False
+        return None
     window = obs.depth_m[v - r: v + r + 1, u - r: u + r + 1]
     valid = window[(window > 0) & np.isfinite(window)]
-    return valid.size == window.size and float(valid.min()) > float(z[0]) + EMPTY_BEYOND_M
+    return (float(valid.min()), float(z[0])) if valid.size == window.size else None
 
 
 def sees_table_at(obs: Observation, xy_m: tuple[float, float], table_z: float) -> bool:
@@ -223,16 +230,8 @@ def sees_table_at(obs: Observation, xy_m: tuple[float, float], table_z: float) -
     depth no nearer than ``TABLE_SEEN_TOL_M`` before it (nothing stands there, nor in front of it: an arm
     over the spot, or a box between it and the camera, stops the ray sooner). False where the point is out of the
     image or depth is missing."""
-    uv, z = project(np.array([[xy_m[0], xy_m[1], table_z]]), obs.K, obs.T_world_cam)
-    if not z[0] > 0 or not np.all(np.isfinite(uv)):
-        return False
-    u, v = int(uv[0, 0]), int(uv[0, 1])
-    r = EMPTY_WINDOW_PX
-    if not (r <= u < obs.width - r and r <= v < obs.height - r):
-        return False
-    window = obs.depth_m[v - r: v + r + 1, u - r: u + r + 1]
-    valid = window[(window > 0) & np.isfinite(window)]
-    return valid.size == window.size and float(valid.min()) > float(z[0]) - TABLE_SEEN_TOL_M
+    seen = _window_depth(obs, (xy_m[0], xy_m[1], table_z))
+    return seen is not None and seen[0] > seen[1] - TABLE_SEEN_TOL_M
 
 
 def _group_member(subtask: Subtask) -> bool:
