@@ -148,6 +148,25 @@ class Motion:
                            f"cannot move the {side} arm to {np.round(target.p, 3).tolist()}: {result.message}")
         return self._check_path(side, result)
 
+    def clear_goal(self, side: ArmSide, q_goal: NDArray[np.float64],
+                   rises_m: tuple[float, ...]) -> tuple[NDArray[np.float64], float, set[str]]:
+        """``q_goal``, or, where a scene object stands in the way of the arm at ``q_goal`` (the left arm's home pose
+        over a bottle set down in the bin below it), the joints that put the end-effector the first of ``rises_m``
+        straight above where ``q_goal`` puts it that is clear. Returns the joints, the rise (m; 0.0 for ``q_goal``
+        itself, also when no rise is clear) and the objects in the way."""
+        planner = self.planners[side]
+        self.sync_planner(side, with_objects=True)
+        in_way = planner.colliding_objects(q_goal)
+        if not in_way:
+            return q_goal, 0.0, in_way
+        top = planner.fk(q_goal)
+        for rise_m in rises_m:
+            above = Pose((top.position_m[0], top.position_m[1], top.position_m[2] + rise_m), top.quat_wxyz)
+            q, _ = planner.ik(above, q_goal)
+            if q is not None and not planner.in_collision(q):
+                return q, rise_m, in_way
+        return q_goal, 0.0, in_way
+
     def plan_joints(self, side: ArmSide, q_goal: NDArray[np.float64]) -> PlanResult | Failure:
         """RRT-Connect to a joint configuration (e.g. home), guard-checked."""
         reason = self.rig.guard.check_values(f"{side} joint target", q_goal)

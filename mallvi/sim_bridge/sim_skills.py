@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 GRASP_LIFT_M = 0.05  # grasp_actor lifts the object this far after a verified grasp
 HOME_CLEAR_LIFT_M = 0.08  # back_to_origin rises this far straight up first when it has to
+#: where an object stands in the home pose's way, back_to_origin parks the gripper the first of these clear above it
+HOME_RAISES_M = (0.04, 0.08, 0.12, 0.16)
 NEAR_OBJECT_M = 0.03  # an object this close to the grasp centre is between or beside the fingers
 CAME_AWAY_M = 0.03  # a released object this much higher after the retreat went up with the gripper
 SLIP_LIFT_M = 0.02  # Tier 3: a drawn slip acts once the grasp centre is this far above where the fingers closed
@@ -334,13 +336,15 @@ class SimSkills:
 
         A gripper with an object within ``NEAR_OBJECT_M`` of its grasp centre (just released, slipped or missed)
         first rises ``HOME_CLEAR_LIFT_M`` straight up, so the way home does not sweep the object off the table; so
-        does one that finds no path home at first.
+        does one that finds no path home at first. Where an object stands in the home pose's way (a bottle set down
+        in the bin under it), the arm parks above it instead (``HOME_RAISES_M``) and says so.
         """
         side = resolve_arm(arm_tag)
         if isinstance(side, Failure):
             return side.result()
         p = self.parts
-        home = np.asarray(p.embodiment.home_qpos_rad, dtype=float)
+        home, raised_m, in_way = self.motion.clear_goal(side, np.asarray(p.embodiment.home_qpos_rad, dtype=float),
+                                                        HOME_RAISES_M)
         near = self._object_near_fingers(side)
         plan: PlanResult | Failure = (self.motion.plan_joints(side, home) if near is None
                                       else Failure(FailureKind.NO_PLAN, f"{near} is next to the fingers"))
@@ -354,6 +358,9 @@ class SimSkills:
         if isinstance(plan, Failure):
             return plan.result()
         self.motion.execute({side: plan})
+        if raised_m > 0.0:
+            return SkillResult.success(f"Action succeeded: parked {raised_m * 100:.0f} cm above the home pose, where "
+                                       f"{', '.join(sorted(in_way))} stands in the way.", raised_m=raised_m)
         return SkillResult.success()
 
     def _object_near_fingers(self, side: ArmSide) -> str | None:
