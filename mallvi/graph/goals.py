@@ -85,7 +85,10 @@ class Box:
         inner = (floor[0], floor[1]) if floor is not None and floor[2] < obj.position_m[2] else None
         origin = obj.points.get("origin")
         handle, hook = obj.points.get("handle"), obj.points.get("hook")
-        yaw = None if origin is None else upright_yaw(origin[3:])
+        upright = None if origin is None else upright_yaw(origin[3:])
+        # the footprint in its own rectangle's frame (perception measures it there), else in the model's frame
+        yaw = None if upright is None or obj.box_m is None else (
+            obj.box_yaw_rad if obj.box_yaw_rad is not None else upright)
         return Box(obj.id, obj.position_m, obj.size_m, inner, None if origin is None else float(origin[2]),
                    None if handle is None else (handle[0], handle[1], handle[2]),
                    None if hook is None else (hook[0], hook[1], hook[2]),

@@ -38,7 +38,8 @@ class PipelinePort:
         graph = self.perception.describe(obs)
         objects = [
             SceneObject(id=o.id, label=o.label, color=o.color, position_m=_centre(o.position_world, o.points),
-                        size_m=o.extent_m, score=o.score, source="describe", box_m=o.size_m, points=_poses(o.points),
+                        size_m=o.extent_m, score=o.score, source="describe", box_m=o.size_m,
+                        box_yaw_rad=None if o.size_m is None else o.yaw_rad, points=_poses(o.points),
                         points_source=o.points_source)
             for o in graph.objects
         ]
@@ -80,7 +81,9 @@ class PipelinePort:
         obj = SceneObject(id=det.query.replace(" ", "_"), label=label, color=d.color,
                           position_m=_centre(loc.position_world, points), size_m=loc.extent_m, score=loc.score,
                           source=d.source,
-                          box_m=loc.size_m if all(v > 0 for v in loc.size_m) else None, points=_poses(points),
+                          box_m=loc.size_m if all(v > 0 for v in loc.size_m) else None,
+                          box_yaw_rad=loc.object_yaw_rad if all(v > 0 for v in loc.size_m) else None,
+                          points=_poses(points),
                           points_source=source)
         same = [k for k, o in self.perceived.items() if o.color == obj.color and o.label == obj.label]
         key = same[0] if len(same) == 1 else obj.id

@@ -204,7 +204,8 @@ def settled(localized: dict[str, SceneObject], fresh: list[SceneObject], subtask
     for i, oid in aligned_names(fresh, localized, subtask, placed_at).items():
         seen = fresh[i]
         out[oid] = localized[oid].model_copy(update={"position_m": seen.position_m, "size_m": seen.size_m,
-                                                     "box_m": seen.box_m, "points": seen.points})
+                                                     "box_m": seen.box_m, "box_yaw_rad": seen.box_yaw_rad,
+                                                     "points": seen.points})
     return out
 
 

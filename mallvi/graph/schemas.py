@@ -184,6 +184,8 @@ class SceneObject(_Model):
     source: str = ""
     box_m: tuple[float, float, float] | None = Field(default=None, description="size in the object's own frame "
                                                      "(footprint rectangle x height), when perception knows it")
+    box_yaw_rad: float | None = Field(default=None, description="heading (rad, about the vertical) of box_m's x "
+                                      "axis in the world; without it, box_m is in the frame of the 'origin' point")
     points: dict[str, PointPose] = Field(default_factory=dict)
     points_source: str = ""
 

@@ -54,6 +54,30 @@ def test_in_a_bin_holds_an_objects_base_below_the_rim() -> None:
     assert check("in", "b2", "bin", boxes={"b2": Box("b2", head_down.centre_m, head_down.size_m), "bin": bin_})
 
 
+def test_in_a_bin_reads_its_footprint_in_the_frame_perception_measured_it() -> None:
+    """The dustbin stands unturned (its model frame's yaw 0) and reads 0.20 x 0.30 m axis-aligned; perception
+    measures its footprint along the rectangle's long side first (0.294 x 0.197 m, that side's heading 90
+    degrees). Read in the model's frame instead, the bin was 0.197 m deep: a bottle standing in its front spot,
+    10.2 cm in front of its middle, was judged out (put_bottles_dustbin 1500000)."""
+    import math
+
+    from mallvi.graph.schemas import SceneObject
+
+    floor = TABLE + 0.012
+    origin = (-0.38, -0.05, TABLE, 1.0, 0.0, 0.0, 0.0)
+    centre = (-0.38, -0.05, TABLE + 0.0405)
+    kw = {"id": "bin", "label": "dustbin", "position_m": centre, "size_m": (0.2, 0.299, 0.081),
+          "box_m": (0.294, 0.197, 0.081), "points": {"origin": origin, "center": (-0.38, -0.05, floor, 1, 0, 0, 0)}}
+    measured = Box.of_scene(SceneObject(**kw, box_yaw_rad=math.pi / 2))  # type: ignore[arg-type]
+    front = Box("bottle", (-0.379, -0.152, TABLE + 0.113), (0.033, 0.034, 0.204), base_z=floor)
+    aside = Box("bottle", (-0.379, -0.215, TABLE + 0.113), (0.033, 0.034, 0.204), base_z=floor)
+    assert check("in", "b", "bin", boxes={"b": front, "bin": measured})
+    assert not check("in", "b", "bin", boxes={"b": aside, "bin": measured})  # beyond its front wall
+    # a footprint given without its heading is in the model's frame
+    model = Box.of_scene(SceneObject(**{**kw, "box_m": (0.197, 0.294, 0.081)}))  # type: ignore[arg-type]
+    assert check("in", "b", "bin", boxes={"b": front, "bin": model})
+
+
 def test_in_a_turned_box_holds_what_stands_within_its_walls() -> None:
     """The plastic box pushed and turned (by about 35 degrees) reads 0.217 x 0.229 m axis-aligned (0.155 x 0.19 m in
     its own frame): a can standing on the table against its outside has its centre within that extent, but not

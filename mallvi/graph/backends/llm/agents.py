@@ -60,6 +60,8 @@ def _objects_json(objs: list[SceneObject] | dict[str, SceneObject], points: bool
         if points:
             if o.box_m is not None:
                 d["box_m"] = [round(v, 3) for v in o.box_m]
+                if o.box_yaw_rad is not None:
+                    d["box_yaw_rad"] = round(o.box_yaw_rad, 3)
             if o.points:
                 d["points"] = {k: [round(v, 3) for v in p] for k, p in sorted(o.points.items())}
                 d["points_source"] = o.points_source
