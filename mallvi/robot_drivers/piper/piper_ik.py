@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
-from scipy.spatial.transform import Rotation
 
 from mallvi.contracts.geometry import Pose
-from mallvi.robot_drivers.piper.piper_kinematics import JOINT_LIMITS_RAD, dh_fk
+from mallvi.robot_drivers.piper.piper_kinematics import JOINT_LIMITS_RAD, joint_transform
 from mallvi.robot_drivers.piper.piper_units import T_flange_ee
 
 POSITION_TOL_M = 1e-4
@@ -27,26 +28,61 @@ _SEEDS = (
 )
 
 
-def _error(T_goal: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    T = dh_fk(q)
-    rot = Rotation.from_matrix(T_goal[:3, :3] @ T[:3, :3].T).as_rotvec()
+def _rotvec(R: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The rotation vector (axis times angle, rad) of rotation matrix ``R``, through its unit quaternion taken
+    from the largest of its diagonal terms and trace (stable at every angle)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    k = int(np.argmax((R[0, 0], R[1, 1], R[2, 2], tr)))
+    if k == 3:
+        w, x, y, z = 1.0 + tr, R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    else:
+        i, j, m = k, (k + 1) % 3, (k + 2) % 3
+        v = [0.0, 0.0, 0.0]
+        v[i] = 1.0 - tr + 2.0 * R[i, i]
+        v[j] = R[j, i] + R[i, j]
+        v[m] = R[m, i] + R[i, m]
+        w, (x, y, z) = R[m, j] - R[j, m], v
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    vec = math.sqrt(x * x + y * y + z * z)
+    if vec == 0.0:
+        return np.zeros(3)
+    angle = 2.0 * math.atan2(vec, w)
+    return np.array((x, y, z)) * (angle / vec)
+
+
+def _error_of(T_goal: NDArray[np.float64], T: NDArray[np.float64]) -> NDArray[np.float64]:
+    rot = _rotvec(T_goal[:3, :3] @ T[:3, :3].T)
     return np.concatenate([T_goal[:3, 3] - T[:3, 3], rot])
+
+
+def _error_and_jacobian(T_goal: NDArray[np.float64], q: NDArray[np.float64],
+                        eps: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The pose error at ``q`` and its forward-difference Jacobian (the error's change per joint, over ``eps``):
+    each perturbed pose reuses the links before and after the joint it turns."""
+    links = [joint_transform(i, float(q[i])) for i in range(6)]
+    before = [np.eye(4)]
+    for A in links[:-1]:
+        before.append(before[-1] @ A)
+    after = [np.eye(4)] * 6
+    for i in range(4, -1, -1):
+        after[i] = links[i + 1] @ after[i + 1]
+    e = _error_of(T_goal, before[5] @ links[5])
+    J = np.empty((6, 6))
+    for j in range(6):
+        T = before[j] @ joint_transform(j, float(q[j]) + eps) @ after[j]
+        J[:, j] = (e - _error_of(T_goal, T)) / eps
+    return e, J
 
 
 def _solve_from(T_goal: NDArray[np.float64], q0: NDArray[np.float64], iters: int) -> NDArray[np.float64] | None:
     q = np.clip(np.asarray(q0, dtype=float), _LO, _HI)
-    eps = 1e-6
+    damping = 1e-3 * np.eye(6)
     for _ in range(iters):
-        e = _error(T_goal, q)
+        e, J = _error_and_jacobian(T_goal, q, 1e-6)
         if np.linalg.norm(e[:3]) < POSITION_TOL_M and np.linalg.norm(e[3:]) < ROTATION_TOL_RAD:
             return q
-        J = np.zeros((6, 6))
-        for j in range(6):
-            dq = np.zeros(6)
-            dq[j] = eps
-            J[:, j] = (e - _error(T_goal, q + dq)) / eps
-        damping = 1e-3
-        step = J.T @ np.linalg.solve(J @ J.T + damping * np.eye(6), e)
+        step = J.T @ np.linalg.solve(J @ J.T + damping, e)
         q = np.clip(q + np.clip(step, -0.3, 0.3), _LO, _HI)
     return None
 

@@ -45,11 +45,25 @@ def joint_origin(i: int) -> NDArray[np.float64]:
     return _rx(ALPHA_RAD[i]) @ _trans(A_M[i], 0, 0) @ _rz(OFFSET_RAD[i]) @ _trans(0, 0, D_M[i])
 
 
+#: the six fixed joint-origin transforms, computed once (``dh_fk`` runs thousands of times per inverse kinematics)
+JOINT_ORIGINS = tuple(joint_origin(i) for i in range(6))
+
+
+def joint_transform(i: int, q_i_rad: float) -> NDArray[np.float64]:
+    """Link i's frame to link i+1's frame at joint angle ``q_i_rad`` (0-based i): the origin, then the turn."""
+    c, s = math.cos(q_i_rad), math.sin(q_i_rad)
+    T = JOINT_ORIGINS[i].copy()
+    col0, col1 = T[:3, 0].copy(), T[:3, 1].copy()
+    T[:3, 0] = c * col0 + s * col1
+    T[:3, 1] = c * col1 - s * col0
+    return T
+
+
 def dh_fk(q_rad: NDArray[np.float64] | list[float]) -> NDArray[np.float64]:
     """T_base_flange for six joint angles (radians), straight from the DH table."""
-    T = np.eye(4)
-    for i in range(6):
-        T = T @ joint_origin(i) @ _rz(float(q_rad[i]))
+    T = joint_transform(0, float(q_rad[0]))
+    for i in range(1, 6):
+        T = T @ joint_transform(i, float(q_rad[i]))
     return T
 
 
