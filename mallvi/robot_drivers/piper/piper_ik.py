@@ -6,9 +6,8 @@ piper_sdk's), started from the current joints and then from a few fixed seeds, w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
