@@ -4,7 +4,8 @@ Each grasp and each place draws one fault (or none) from the episode's generator
 so an episode's faults are reproducible. The faults act physically on the SAPIEN scene:
 
 - ``grasp_miss``: just before the fingers close, the object is pushed out from between them; the fingers close
-  on nothing and ``grasp_actor`` reports the failure, as a real gripper would.
+  on nothing and ``grasp_actor`` reports the failure, as a real gripper would. An object the other hand holds
+  (a mid-air hand-over) stays in that hand: the reaching hand falls short of it instead.
 - ``grasp_slip``: after a verified grasp and lift the object slips out and falls; the skill still says success.
 - ``place_off``: the object is put down 4–8 cm from the asked target (random direction); success is reported.
 - ``knock_over``: after the place the object is knocked onto its side (one wide and low, a bowl or a burger, is
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 #: slides for a while): what the agent then sees is where it stays
 FAULT_SETTLE_S = 3.0
 SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
+FALL_SHORT_CLEAR_M = 0.01  # a hand-over miss: the reaching fingertips end this far short of the object...
+FALL_SHORT_MAX_M = 0.12  # ...the hand backing off at most this far
 
 
 @dataclass
@@ -96,9 +99,16 @@ class SimFaults:
         self.clock = clock
 
     def grasp_closing(self, side: ArmSide, actor: str) -> str | None:
-        """Draw the grasp's fault; a ``grasp_miss`` pushes the object out from between the fingers now."""
+        """Draw the grasp's fault; a ``grasp_miss`` pushes the object out from between the fingers now. An object
+        the other hand holds (a mid-air hand-over) cannot be pushed out of that hand: the reaching hand falls
+        short instead, backing off along its approach until its fingertips are clear of the object."""
         fault = self.injector.draw("grasp")
-        if fault == "grasp_miss":
+        if fault == "grasp_miss" and self.rig.holder.holder_of(actor) not in (None, side):
+            if not self._fall_short(side, actor):
+                log.info("no room for the %s hand to fall short of %s: the miss is not injected", side, actor)
+                return None
+            self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
+        elif fault == "grasp_miss":
             arm = self.rig.arms[side]
             T_ee = arm.ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
@@ -106,6 +116,19 @@ class SimFaults:
                               grasp_centre_world=np.asarray(arm.tcp_pose().position_m, dtype=float))
             self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
         return fault
+
+    def _fall_short(self, side: ArmSide, actor: str) -> bool:
+        """Back the ``side`` hand off along its approach until its fingertips are ``FALL_SHORT_CLEAR_M`` short of
+        the part of ``actor`` nearest the hand (its box, at most ``FALL_SHORT_MAX_M`` in all); False where it
+        cannot move so."""
+        arm = self.rig.arms[side]
+        ee = arm.ee_pose()
+        approach = ee.as_matrix()[:3, 0]
+        tcp = np.asarray(arm.tcp_pose().position_m, dtype=float)
+        near_m = float(np.max((tcp - self.objects.bodies[actor].corners_world()) @ approach))
+        back_m = min(self.rig.embodiment.tcp_to_fingertip_m + max(0.0, near_m) + FALL_SHORT_CLEAR_M, FALL_SHORT_MAX_M)
+        p = np.asarray(ee.position_m, dtype=float) - back_m * approach
+        return self.motion.move(side, Pose((float(p[0]), float(p[1]), float(p[2])), ee.quat_wxyz), "straight") is None
 
     def grasp_lifted(self, side: ArmSide, actor: str, fault: str | None, gripper_pos: float) -> None:
         """Apply a drawn ``grasp_slip``: the object drops out of the lifted gripper, whose command stays closed.

@@ -330,3 +330,32 @@ def test_a_burger_lying_on_the_tray_is_taken_again_only_by_a_grasp_stopping_shor
         taken = w.skills.grasp_actor("burger", "left", grasp_dis=RAISED_GRASP_M)
         assert taken.ok, taken.message
         assert float(burger.pose.p[2]) > on_tray_z + 0.02, "the grasp lifted the burger off the tray"
+
+
+def test_a_miss_in_a_mid_air_hand_over_falls_short_and_leaves_the_block_in_the_giving_hand() -> None:
+    """The left hand holds the bar up in the middle; the right hand's grasp draws a ``grasp_miss``. The bar cannot
+    be pushed out of the left hand: the right hand falls short, its fingers close on nothing and the skill says
+    so, the bar stays where the left hand holds it, and the next try takes it (the push used to shift the held
+    bar, which the left hand's hold pulled back between the right fingers: the miss was recorded, the grasp held)."""
+    with SimWorld.create(scene_catalog().get("handover_block").spec, 1500000, render=False,
+                         contingency="medium") as w:
+        w.settle()
+        assert w.faults is not None
+        drawn: list[str | None] = []
+        w.faults.draw = lambda skill: drawn.pop(0) if drawn else None  # type: ignore[method-assign]
+        bar = "red_block"
+        assert w.skills.grasp_actor(bar, "left", contact_point_id=8).ok
+        assert w.skills.place_actor(bar, "left", [0.0, -0.05, w.table_top_z + 0.10, 1.0, 0.0, 0.0, 0.0],
+                                    functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain="align").ok
+
+        def in_left_hand() -> np.ndarray:
+            return np.linalg.inv(w.arms["left"].ee_pose().as_matrix()) @ w.truth.get_object(bar).pose.as_matrix()
+
+        before = in_left_hand()
+        drawn.append("grasp_miss")
+        r = w.skills.grasp_actor(bar, "right", pre_grasp_dis=0.08, contact_point_id=0)
+        assert not r.ok and "closed on nothing" in r.message, r.message
+        assert [f["kind"] for f in w.injected_faults] == ["grasp_miss"]
+        assert w.skills.parts.holder.holder_of(bar) == "left"
+        assert float(np.linalg.norm(in_left_hand()[:3, 3] - before[:3, 3])) < 0.003, "the bar moved in the left hand"
+        assert w.skills.grasp_actor(bar, "right", pre_grasp_dis=0.08, contact_point_id=0).ok
