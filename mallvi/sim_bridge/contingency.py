@@ -48,6 +48,7 @@ FAULT_SETTLE_S = 3.0
 SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
 FALL_SHORT_CLEAR_M = 0.01  # a hand-over miss: the reaching fingertips end this far short of the object...
 FALL_SHORT_MAX_M = 0.12  # ...the hand backing off at most this far
+TIP_CLEAR_M = 0.01  # a knock tips an object only towards a side with this much room beyond where it would lie
 
 
 @dataclass
@@ -335,9 +336,9 @@ TIP_MAX_WIDTH_RATIO = 1.5  # a knock tips an object over a face with at most thi
 
 
 def knock_over(obj: SimObject, rng: np.random.Generator) -> bool:
-    """Tip ``obj`` 90° over one of its bottom edges (chosen at random), as a push against a side face would;
-    False, leaving it as it is, for an object too wide and low to tip over any (``SimFaults.placed`` slides it
-    then).
+    """Tip ``obj`` 90° over one of its bottom edges (chosen at random among those with room to fall to), as a push
+    against a side face would; False, leaving it as it is, for an object too wide and low to tip over any, or
+    with a wall or a neighbour close on every side it could fall to (``SimFaults.placed`` slides it then).
 
     The side faces are the faces of the object's box that stand upright in the world; it tips over one only with
     at most ``TIP_MAX_WIDTH_RATIO`` times its height to pivot across (a push slides a wider, lower object: a
@@ -360,9 +361,11 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> bool:
                   if i != up_axis and size[i] <= TIP_MAX_WIDTH_RATIO * size[up_axis]]
     if not side_faces:  # a flat box lying on its widest face, a bowl standing: a push slides it
         return False
-    d = np.array(side_faces[int(rng.integers(0, len(side_faces)))], dtype=float)
-    d[2] = 0.0
-    d /= float(np.linalg.norm(d))
+    first = int(rng.integers(0, len(side_faces)))
+    d = next((u for u in (_horizontal(f) for f in side_faces[first:] + side_faces[:first])
+              if _tip_room(obj, u, float(size[up_axis]))), None)
+    if d is None:  # a wall or a neighbour close on every side it could fall to (a bottle in a bin): it stays up
+        return False
     centre_local = np.asarray(obj.box_center_local().p)
     corners = obj.corners_world()
     reach = float(max(corners[:, :2] @ d[:2]))
@@ -381,6 +384,22 @@ def knock_over(obj: SimObject, rng: np.random.Generator) -> bool:
     x, y, z, w = R_new.as_quat()
     _set_still(obj, sapien.Pose(p=p_new, q=[w, x, y, z]))
     return True
+
+
+def _horizontal(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    d = np.array(v, dtype=float)
+    d[2] = 0.0
+    return d / float(np.linalg.norm(d))
+
+
+def _tip_room(obj: SimObject, d: NDArray[np.float64], height_m: float) -> bool:
+    """Whether ``obj`` has room to fall over towards horizontal ``d``: lying, it reaches from its bottom edge on
+    that side one height further (plus ``TIP_CLEAR_M``), and nothing may stand there (a bottle tipped over inside
+    a bin met its wall and the bottles beside it, and the overlap flung it metres away)."""
+    corners = obj.corners_world()
+    centre = np.asarray((obj.entity.get_pose() * obj.box_center_local()).p, dtype=float)
+    need_m = float(np.max((corners - centre)[:, :2] @ d[:2])) + height_m + TIP_CLEAR_M
+    return _free_run_m(obj, d, max_m=need_m + 0.01) >= need_m
 
 
 DROP_PROBE_ABOVE_M = 0.05

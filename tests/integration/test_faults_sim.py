@@ -359,3 +359,33 @@ def test_a_miss_in_a_mid_air_hand_over_falls_short_and_leaves_the_block_in_the_g
         assert w.skills.parts.holder.holder_of(bar) == "left"
         assert float(np.linalg.norm(in_left_hand()[:3, 3] - before[:3, 3])) < 0.003, "the bar moved in the left hand"
         assert w.skills.grasp_actor(bar, "right", pre_grasp_dis=0.08, contact_point_id=0).ok
+
+
+def test_a_bottle_knocked_in_the_bin_is_not_tipped_into_its_walls() -> None:
+    """A bottle standing in the middle of put_bottles_dustbin's bin, 20 x 30 cm and 8 cm deep, has no room to fall
+    over on any side (it is 22 cm tall): the knock leaves it standing in the bin (the caller slides it a little).
+    Tipped into the walls, the overlap flung it metres away (1400002 under medium faults: 17 m)."""
+    import sapien
+
+    from mallvi.bench.tasks.task_base import point
+    from mallvi.sim_bridge.contingency import knock_over
+
+    with SimWorld.create(scene_catalog().get("put_bottles_dustbin").spec, 1400002, render=False) as w:
+        w.settle()
+        floor = np.asarray(point(w, "dustbin", "center"), dtype=float)
+        bottle = w.objects["bottle1"]
+        upright = sapien.Pose(p=[float(floor[0]), float(floor[1]), float(floor[2]) + 0.002], q=[1.0, 0.0, 0.0, 0.0])
+        for k in range(4):
+            bottle.entity.set_pose(upright)
+            w.settle(0.5)
+            assert not knock_over(bottle, np.random.default_rng(k)), f"draw {k}: tipped into the bin's walls"
+            w.settle(1.0)
+            p = np.asarray(bottle.entity.get_pose().p, dtype=float)
+            assert float(np.linalg.norm(p[:2] - floor[:2])) < 0.05 and p[2] > w.table_top_z, f"draw {k}: {p}"
+        # on the open table, away from everything, it still falls over
+        bottle.entity.set_pose(sapien.Pose(p=[0.0, -0.05, w.table_top_z + 0.002], q=[1.0, 0.0, 0.0, 0.0]))
+        for name, other in w.objects.items():
+            if name != "bottle1" and float(np.linalg.norm(np.asarray(other.entity.get_pose().p)[:2] - (0.0, -0.05))) < 0.3:
+                other.entity.set_pose(sapien.Pose(p=[0.0, 5.0 + len(name), 0.5]))  # cleared out of the way
+        w.settle(0.5)
+        assert knock_over(bottle, np.random.default_rng(0))
