@@ -384,8 +384,9 @@ def test_a_bottle_knocked_in_the_bin_is_not_tipped_into_its_walls() -> None:
             assert float(np.linalg.norm(p[:2] - floor[:2])) < 0.05 and p[2] > w.table_top_z, f"draw {k}: {p}"
         # on the open table, away from everything, it still falls over
         bottle.entity.set_pose(sapien.Pose(p=[0.0, -0.05, w.table_top_z + 0.002], q=[1.0, 0.0, 0.0, 0.0]))
-        for name, other in w.objects.items():
-            if name != "bottle1" and float(np.linalg.norm(np.asarray(other.entity.get_pose().p)[:2] - (0.0, -0.05))) < 0.3:
-                other.entity.set_pose(sapien.Pose(p=[0.0, 5.0 + len(name), 0.5]))  # cleared out of the way
+        for i, (name, other) in enumerate(w.objects.items()):
+            near_m = float(np.linalg.norm(np.asarray(other.entity.get_pose().p)[:2] - (0.0, -0.05)))
+            if name != "bottle1" and near_m < 0.3:
+                other.entity.set_pose(sapien.Pose(p=[0.0, 5.0 + i, 0.5]))  # cleared out of the way
         w.settle(0.5)
         assert knock_over(bottle, np.random.default_rng(0))
