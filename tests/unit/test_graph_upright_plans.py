@@ -3,6 +3,7 @@ Thinker makes for them, the llm Thinker's hints, and how the Actor binds and par
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -107,6 +108,38 @@ def test_a_failed_take_in_mid_air_is_tried_again_from_another_pose_with_the_bar_
                                  CallLog(), failed=failed)
     assert _calls(again)[0] == ("place_actor", "left"), "no new grasp: the left arm still holds the bar"
     assert again.calls[0].target_pose != first.calls[1].target_pose, "another hand-over pose first"
+
+
+def _held_by_left(bar: SceneObject, initial: list[SceneObject], failed: FailedStep, attempt: int) -> ActionPlan:
+    ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
+    ctx.gripper_holding = lambda arm: arm == "left"
+    return RulesThinker().think(_handover(), {"red_block": bar, "blue_pad": _pad()},
+                                SceneMemory(objects=[bar, _pad()], initial=initial), attempt, "grasp_actor failed", ctx,
+                                CallLog(), failed=failed)
+
+
+def test_a_bar_turned_askew_in_the_givers_hand_is_set_down_standing_and_taken_afresh() -> None:
+    # the other hand's fingers pushed the held bar: it now leans 35 degrees in the giver's grasp, where no grasp of
+    # the receiver's reaches past the giver's fingers; a fresh grasp of it standing is the way out
+    first = _bar(-0.18, -0.02).model_copy(update={"points": {"fp0": [-0.18, -0.02, TABLE_Z, 1.0, 0.0, 0.0, 0.0]}})
+    lean = math.radians(35.0)
+    askew = _bar(-0.30, -0.09).model_copy(update={"position_m": (-0.30, -0.09, TABLE_Z + 0.27), "points": {
+        "fp0": [-0.30, -0.06, TABLE_Z + 0.2, math.cos(lean / 2), math.sin(lean / 2), 0.0, 0.0]}})
+    failed = FailedStep(kind=FailureKind.GRASP_OFF_TARGET, skill="grasp_actor", arm="right")
+    assert _calls(_held_by_left(askew, [first, _pad()], failed, attempt=1))[0:2] == [
+        ("place_actor", "left"), ("grasp_actor", "right")], "first offered again askew: another pose often reaches it"
+    plan = _held_by_left(askew, [first, _pad()], failed, attempt=2)
+    # only the set-down: the next attempt plans the hand-over from where the bar then stands (or lies)
+    assert _calls(plan) == [("place_actor", "left"), ("back_to_origin", "left")]
+    set_down = plan.calls[0]
+    assert set_down.target_pose is not None and set_down.target_pose[:3] == [-0.18, -0.02, TABLE_Z], \
+        "set down standing where it was first seen"
+    assert set_down.args.get("is_open", True) is True and set_down.args["constrain"] == "align", "and let go"
+    assert "held askew" in plan.rationale
+    upright = askew.model_copy(update={"points": {"fp0": [-0.30, -0.06, TABLE_Z + 0.2, 1.0, 0.0, 0.0, 0.0]}})
+    assert _calls(_held_by_left(upright, [first, _pad()], failed, attempt=2))[0:2] == [("place_actor", "left"),
+                                                                           ("grasp_actor", "right")], \
+        "held straight: offered again at once, never set down"
 
 
 def test_a_toppled_bar_is_stood_up_by_the_giver_before_the_handover() -> None:

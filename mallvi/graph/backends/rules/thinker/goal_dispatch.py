@@ -63,7 +63,17 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
     table_z = ctx.table_top_z
     if subtask.action == "handover":
         giver = hint or (held_by if held_by is not None else _side(obj))
-        lying = lies_on_side(obj, first_seen(obj, scene.initial))
+        first = first_seen(obj, scene.initial)
+        if held_by == giver and attempt >= gp.SET_DOWN_FROM_ATTEMPT and first is not None \
+                and gp.held_askew(obj, first):
+            # turned in the giver's hand, and offered that way without success: set it down standing, and the
+            # next attempt takes it afresh from where it then is (standing, or stood up first)
+            x, y = first.position_m[0], first.position_m[1]
+            return ActionPlan(calls=gp.set_down_calls(giver, obj, (x, y), table_z),
+                              strategy=f"set {obj.id} down to take it afresh #{attempt}",
+                              rationale=f"{obj.id} is held askew: the {giver} arm sets it down standing at ({x:.2f}, "
+                                        f"{y:.2f}), where it was first seen, to take it again with a fresh grasp")
+        lying = lies_on_side(obj, first)
         calls = gp.handover_calls(giver, _other(giver), obj, table_z, attempt, holding=held_by == giver, lying=lying)
         return ActionPlan(calls=calls, strategy=f"mid-air handover {giver}->{_other(giver)} #{attempt}",
                           rationale=f"the {giver} arm holds {obj.id} up in the middle; the {_other(giver)} arm takes "

@@ -40,6 +40,8 @@ HANDOVER_XY_M = ((0.0, -0.05), (0.04, -0.06), (-0.04, -0.06), (0.0, -0.10))
 HANDOVER_YAWS_RAD = (0.0, math.pi / 2, -math.pi / 2, math.pi)
 HANDOVER_GAP_M = 0.05  # the receiver's grasp is at least this far (along the object) from the giver's
 TAKE_PRE_GRASP_M = 0.08
+ASKEW_DEG = 20.0  # a held object turned this far from its first-seen posture is set down and taken again
+SET_DOWN_FROM_ATTEMPT = 2  # (0-based) before it, an askew object is offered again: another pose often reaches it
 HOOK_START_M = 0.085  # the handle is brought this far out along the hook's rod before it is threaded on
 HANG_RISE_M = 0.03
 TURN_OFFSETS_RAD = (0.0, math.pi / 6, -math.pi / 6)
@@ -262,6 +264,23 @@ def handover_grasps(obj: SceneObject) -> tuple[list[int], list[int]]:
     giver = [g.cp for g in gs if g.height <= low + 0.01]
     taker = sorted((g for g in gs if g.height >= low + HANDOVER_GAP_M), key=lambda g: -(g.height - low))
     return giver, [g.cp for g in taker]
+
+
+def held_askew(now: SceneObject, first: SceneObject | None) -> bool:
+    """Whether a held object's up axis is more than ``ASKEW_DEG`` off the one it was first seen with (it turned in
+    the hand: a grasp pushed by the other hand's fingers)."""
+    if first is None:
+        return False
+    cos = float(np.dot(ft.up_axis(now), ft.up_axis(first)))
+    return cos < math.cos(math.radians(ASKEW_DEG))
+
+
+def set_down_calls(arm: str, obj: SceneObject, spot_xy: tuple[float, float], table_z: float) -> list[SkillCall]:
+    """Set a held object down standing at ``spot_xy`` (turned in turn where the arm cannot reach), then go home."""
+    poses = [[spot_xy[0], spot_xy[1], table_z, *yaw_quat(y)] for y in PLACE_YAWS_RAD]
+    return [_call("place_actor", arm, obj.id, poses[0], alternatives=[CallVariant(target_pose=p) for p in poses[1:]],
+                  functional_point_id=0, constrain="align"),
+            _call("back_to_origin", arm)]
 
 
 def handover_calls(giver: str, taker: str, obj: SceneObject, table_z: float, attempt: int,
