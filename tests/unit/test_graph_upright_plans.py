@@ -14,6 +14,7 @@ from mallvi.contracts.world_model import ObjectInfo
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.llm.agents import LlmThinker
 from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
+from mallvi.graph.context import GraphContext
 from mallvi.graph.nodes.actor import actor, match_object
 from mallvi.graph.posture import first_seen, is_tall, lies_on_side
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
@@ -96,13 +97,48 @@ def test_a_handover_of_a_tall_bar_is_made_in_mid_air() -> None:
     assert all(c.skill != "place_actor" or c.args.get("is_open") is False for c in plan.calls)
 
 
+def _left_holds(bar: SceneObject, other: str | None = None) -> GraphContext:
+    """A context where the left gripper holds the bar where it is seen (the right one ``other``, if given)."""
+    world = FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1]), ("green", 0.2, -0.1))
+    world.objects["red_block"].pos = list(bar.position_m)
+    world.held["left"] = "red_block"
+    world.held["right"] = other
+    return fake_context(world)
+
+
+def test_a_gripper_holding_something_else_is_not_taken_for_one_that_holds_the_object() -> None:
+    # the right gripper senses something between its fingers: the green block, held away from the bar
+    bar, green = _bar(0.12, -0.05), SceneObject(id="green_block", label="block", color="green",
+                                                position_m=(0.2, -0.1, TABLE_Z + 0.02), size_m=(0.04,) * 3)
+    world = FakeWorld.blocks(("red", 0.12, -0.05), ("green", 0.2, -0.1))
+    world.held["right"] = "green_block"
+    plan = RulesThinker().think(_place_on_pad(), {"red_block": bar, "blue_pad": _pad(), "green_block": green},
+                                SceneMemory(objects=[bar, _pad(), green], initial=[bar, _pad(), green]), 0, None,
+                                fake_context(world), CallLog())
+    assert plan.calls[0].skill in ("grasp_actor", "upright_actor") and plan.calls[0].object == "red_block", \
+        "the bar on the table is taken first, not placed as if it were in hand"
+    # in hand: placed at once
+    world.held["right"], world.objects["red_block"].pos = "red_block", list(bar.position_m)
+    plan = RulesThinker().think(_place_on_pad(), {"red_block": bar, "blue_pad": _pad(), "green_block": green},
+                                SceneMemory(objects=[bar, _pad(), green], initial=[bar, _pad(), green]), 0, None,
+                                fake_context(world), CallLog())
+    assert _calls(plan)[0] == ("place_actor", "right")
+
+
+def test_a_hand_over_is_offered_by_the_giver_holding_the_bar_while_the_other_holds_something_else() -> None:
+    bar = _bar(-0.18, -0.02)
+    plan = RulesThinker().think(_handover(), {"red_block": bar, "blue_pad": _pad()},
+                                SceneMemory(objects=[bar, _pad()], initial=[bar, _pad()]), 0, None,
+                                _left_holds(bar, other="green_block"), CallLog())
+    assert _calls(plan)[0] == ("place_actor", "left"), "no new grasp: the left arm holds the bar"
+
+
 def test_a_failed_take_in_mid_air_is_tried_again_from_another_pose_with_the_bar_still_held() -> None:
     first = _think(_handover(), _bar(-0.18, -0.02))
     feedback = "grasp_actor failed: no reachable grasp of red_block for the right arm"
     failed = FailedStep(kind=FailureKind.UNREACHABLE, skill="grasp_actor", arm="right")
     bar = _bar(-0.18, -0.02)
-    ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
-    ctx.gripper_holding = lambda arm: arm == "left"  # the giver kept the bar
+    ctx = _left_holds(bar)  # the giver kept the bar
     again = RulesThinker().think(_handover(), {"red_block": bar, "blue_pad": _pad()},
                                  SceneMemory(objects=[bar, _pad()], initial=[bar, _pad()]), 1, feedback, ctx,
                                  CallLog(), failed=failed)
@@ -111,8 +147,7 @@ def test_a_failed_take_in_mid_air_is_tried_again_from_another_pose_with_the_bar_
 
 
 def _held_by_left(bar: SceneObject, initial: list[SceneObject], failed: FailedStep, attempt: int) -> ActionPlan:
-    ctx = fake_context(FakeWorld.blocks(("red", bar.position_m[0], bar.position_m[1])))
-    ctx.gripper_holding = lambda arm: arm == "left"
+    ctx = _left_holds(bar)
     return RulesThinker().think(_handover(), {"red_block": bar, "blue_pad": _pad()},
                                 SceneMemory(objects=[bar, _pad()], initial=initial), attempt, "grasp_actor failed", ctx,
                                 CallLog(), failed=failed)

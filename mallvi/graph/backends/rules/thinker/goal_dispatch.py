@@ -12,6 +12,7 @@ from mallvi.contracts.skills import FailureKind
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
+from mallvi.graph.backends.rules.thinker.ee_plans import holder_of
 from mallvi.graph.ports import AgentContext
 from mallvi.graph.posture import first_seen, lies_on_side
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
@@ -39,16 +40,6 @@ def _other(arm: str) -> str:
     return "right" if arm == "left" else "left"
 
 
-def _holder(ctx: AgentContext) -> str | None:
-    if ctx.gripper_holding is None:
-        return None
-    for arm in ("left", "right"):
-        side: ArmSide = "left" if arm == "left" else "right"
-        if ctx.gripper_holding(side):
-            return arm
-    return None
-
-
 def _reaches(ctx: AgentContext, arm: str, xy: tuple[float, float], height_m: float = 0.0) -> bool:
     side: ArmSide = "left" if arm == "left" else "right"
     return ctx.reach[side].reaches(xy[0], xy[1], height_m) or ctx.reach[side].reaches(xy[0], xy[1], height_m, True)
@@ -57,7 +48,7 @@ def _reaches(ctx: AgentContext, arm: str, xy: tuple[float, float], height_m: flo
 def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
               ctx: AgentContext, attempt: int, failed: FailedStep | None) -> ActionPlan | None:
     """The plan for a subtask that needs a goal planner, or None."""
-    held_by = _holder(ctx)
+    held_by = holder_of(obj, ctx, [*localized.values(), *scene.objects])  # not an arm holding something else
     target = _find(localized, subtask.target, obj.id)
     hint = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
     table_z = ctx.table_top_z

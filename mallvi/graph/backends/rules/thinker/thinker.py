@@ -140,17 +140,6 @@ def _grasp_place(arm: str, obj_id: str, target_xyz: tuple[float, float, float],
     ]
 
 
-def _holding_arm(ctx: AgentContext, subtask: Subtask) -> str | None:
-    """The arm whose gripper senses an object, if the subtask allows that arm (None without the sensor)."""
-    if ctx.gripper_holding is None:
-        return None
-    for arm in ("left", "right"):
-        side: ArmSide = "left" if arm == "left" else "right"
-        if subtask.arm_hint in (None, "one", "both", arm) and ctx.gripper_holding(side):
-            return arm
-    return None
-
-
 GRASP_SKILLS = ("grasp_actor", "upright_actor")
 REACH_KINDS = (FailureKind.UNREACHABLE, FailureKind.NO_PLAN, FailureKind.WRONG_ARM)
 """Failure kinds that say the arm could not get there: the next attempt may try the other arm."""
@@ -371,8 +360,9 @@ class RulesThinker:
             ], rationale=f"{note}the {arm} arm hands {obj.id} over at ({mx:.2f}, {my:.2f}); the {recv} arm takes "
                          "it")
         target_xyz = self._place_target(subtask, obj, localized, scene, table_z, attempt)
-        holder = _holding_arm(ctx, subtask)
-        if holder is not None:  # already in hand (e.g. after a handover): place it directly
+        holder = holder_of(obj, ctx, list(localized.values()))
+        if holder is not None and subtask.arm_hint in (None, "one", "both", holder):
+            # already in hand (e.g. after a handover): place it directly
             calls = _grasp_place(holder, obj.id, target_xyz)[1:]
             return ActionPlan(calls=calls, rationale=f"the {holder} arm already holds {obj.id}; place it at "
                                                      f"({target_xyz[0]:.3f}, {target_xyz[1]:.3f}, {target_xyz[2]:.3f})")
