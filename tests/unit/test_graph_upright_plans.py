@@ -276,3 +276,18 @@ def test_a_bar_a_fault_laid_down_near_the_edge_of_reach_is_pushed_back_along_its
     assert start[0] > end_face_x and start[0] + push["x"] < end_face_x - 0.05  # it moves the bar 5 cm or more
     assert skills[skills.index("upright_actor") + 1] == "place_actor"
     assert _calls(_after_a_fault(_bar(0.22, -0.05)))[0] == ("upright_actor", "right")
+
+
+def test_a_held_object_no_way_on_reaches_is_set_down_where_both_arms_reach_never_pushed() -> None:
+    bar = _bar(-0.18, -0.02)
+    scene = SceneMemory(objects=[bar, _pad()], initial=[bar, _pad()])
+    held = RulesThinker.into_reach(_handover(), bar, {"red_block": bar, "blue_pad": _pad()}, scene, _left_holds(bar))
+    assert [_calls(p) for p in held] == [[("place_actor", "left"), ("back_to_origin", "left")]], \
+        "a push of an object in the hand would only drop it"
+    down = held[0].calls[0]
+    assert down.target_pose is not None and abs(down.target_pose[0]) < 0.01 and down.target_pose[2] == TABLE_Z, \
+        "set down on the table in the middle, where both arms reach"
+    assert down.args.get("is_open", True) is True
+    loose = RulesThinker.into_reach(_handover(), bar, {"red_block": bar, "blue_pad": _pad()}, scene,
+                                    fake_context(FakeWorld.blocks(("red", -0.18, -0.02))))
+    assert loose and loose[0].calls[0].skill == "close_gripper", "an object on the table is still nudged"

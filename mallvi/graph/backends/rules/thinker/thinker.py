@@ -320,7 +320,16 @@ class RulesThinker:
     def into_reach(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
                    ctx: AgentContext) -> list[ActionPlan]:
         """The ways that only bring ``obj`` where an arm reaches it: nudges by either arm, then, for an object at
-        the back of the table, a pull or a drag towards the robot (``pull.py``)."""
+        the back of the table, a pull or a drag towards the robot (``pull.py``). An object in a hand is set down
+        instead on a free spot both arms reach (a push would only drop it), to be planned afresh from there."""
+        holder = holder_of(obj, ctx, list(localized.values()))
+        if holder is not None:
+            x, y = relay_spot(obj.id, scene, localized, (0.0, 0.0, 0.0))
+            calls = _grasp_place(holder, obj.id, (x, y, ctx.table_top_z),
+                                 upright=tall_at_first(obj, scene.initial or scene.objects))[1:]
+            return [ActionPlan(calls=calls, strategy=f"set down {holder}",
+                               rationale=f"the {holder} arm holds {obj.id} where no way on reaches: it sets it down "
+                                         f"at ({x:.2f}, {y:.2f}), where both arms reach, to take it afresh")]
         forced = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
         toward = forced or side_of(obj)
         return [*nudges(obj, scene, localized, ctx.table_top_z, toward, (toward, other(toward)), ctx.reach),
