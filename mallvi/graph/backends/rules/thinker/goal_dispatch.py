@@ -48,7 +48,8 @@ def _reaches(ctx: AgentContext, arm: str, xy: tuple[float, float], height_m: flo
 def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
               ctx: AgentContext, attempt: int, failed: FailedStep | None) -> ActionPlan | None:
     """The plan for a subtask that needs a goal planner, or None."""
-    held_by = holder_of(obj, ctx, [*localized.values(), *scene.objects])  # not an arm holding something else
+    # the arm holding this object, not one holding something else; each other object where it is seen now
+    held_by = holder_of(obj, ctx, [*localized.values(), *(o for o in scene.objects if o.id not in localized)])
     target = _find(localized, subtask.target, obj.id)
     hint = subtask.arm_hint if subtask.arm_hint in ("left", "right") else None
     table_z = ctx.table_top_z
