@@ -89,7 +89,7 @@ def run_episode(cfg: BenchConfig, task_name: str, seed: int, out_dir: str | Path
     try:
         with clock.phase("setup"):
             world = SimWorld.create(
-                task.scene_spec(cfg.randomization), seed, render=needs_render(cfg, task),
+                task.scene_spec(cfg.randomization), seed, render=needs_render(cfg, task), wrist_cameras=True,
                 grasp_refusal_threshold_m=task.allocation_threshold_m, **_contingency_kw(cfg),
             )  # fmt: skip
     except SceneSetupError as e:

@@ -209,7 +209,8 @@ class Station(Protocol):
     Attributes:
         name: what the set-up is ("sim", "piper rig"), for traces and reports.
         skills: the Actor's primitives; every motion passes ``guard`` before anything moves.
-        cameras: named cameras; ``main_camera`` names the one the agents look through first.
+        cameras: named cameras; ``main_camera`` names the one the agents look through first. A camera named
+            ``wrist_camera(side)`` rides on that arm's gripper: not a fixed view, it looks where the hand is.
         world: resolves the object names the skills take.
         arms: gripper openings, held objects, end-effector poses.
         table_top_z_m: the table's height in the world frame.
@@ -240,6 +241,11 @@ class Station(Protocol):
     def close(self) -> None:
         """Stop the arms and cameras and release every device; idempotent."""
         ...
+
+
+def wrist_camera(side: ArmSide) -> str:
+    """The name of the camera on ``side``'s gripper, where a Station has one."""
+    return f"{side}_wrist"
 
 
 def bounding_box(boxes: Mapping[ArmSide, Box3]) -> Box3:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mallvi.config import Budgets
-from mallvi.contracts.geometry import ArmSide
+from mallvi.contracts.geometry import ARM_SIDES, ArmSide
 from mallvi.contracts.observation import Observation
-from mallvi.contracts.station import Station, bounding_box
+from mallvi.contracts.station import Station, bounding_box, wrist_camera
 from mallvi.graph.backends.backend_protocols import AgentBackends
 from mallvi.graph.context import ArtifactStore, GraphContext
 from mallvi.graph.ports import PerceptionPort
@@ -58,13 +58,22 @@ def build_context(
         table_top_z=station.table_top_z_m, budgets=budgets or Budgets(), artifacts=ArtifactStore(trace),
         trace=trace, approve=approve, reflector_enabled=reflector_enabled, on_progress=on_progress,
         workspace_m=bounding_box(station.workspace_m), extra_views=_views(station),
+        wrist_views=_wrist_views(station),
         station=station.name, privileged=privileged, action_space=action_space,
     )
 
 
 def _views(station: Station) -> dict[str, Callable[[], Observation]]:
-    """The Station's cameras other than the main one, by name."""
-    return {name: cam.read for name, cam in station.cameras.items() if name != station.main_camera}
+    """The Station's fixed cameras other than the main one, by name."""
+    wrists = {wrist_camera(side) for side in ARM_SIDES}
+    return {name: cam.read for name, cam in station.cameras.items()
+            if name != station.main_camera and name not in wrists}
+
+
+def _wrist_views(station: Station) -> dict[ArmSide, Callable[[], Observation]]:
+    """The cameras on the Station's grippers, by arm."""
+    return {side: station.cameras[wrist_camera(side)].read for side in ARM_SIDES
+            if wrist_camera(side) in station.cameras and wrist_camera(side) != station.main_camera}
 
 
 def run_start_fields(ctx: GraphContext) -> dict[str, Any]:

@@ -77,6 +77,8 @@ class GraphContext:
             lie in (None: only the table-height check); the Actor refuses a plan that leaves it before moving.
         extra_views: further cameras by name; the Descriptor adds what only they see, and the Grounder looks there
             for a focus object the main camera does not see.
+        wrist_views: per arm, the camera on its gripper, where the Station has one (``graph.second_look`` moves
+            an empty hand over a lost object's last known spots to look down through it).
         station: the Station's name ("sim", "piper rig").
         privileged: the Station's inputs a real rig would not have, in words (empty on a rig).
         action_space: "primitives" (the skills: grasp_actor, place_actor, ...) or "ee" (16-number end-effector
@@ -101,6 +103,7 @@ class GraphContext:
     on_progress: Callable[[str], None] | None = None
     workspace_m: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
     extra_views: dict[str, Callable[[], Observation]] = field(default_factory=dict)
+    wrist_views: dict[ArmSide, Callable[[], Observation]] = field(default_factory=dict)
     station: str = ""
     privileged: tuple[str, ...] = ()
     action_space: str = "primitives"

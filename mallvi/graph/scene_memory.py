@@ -25,15 +25,16 @@ MOVED_BY_FAULT_MAX_M = 0.30  # how far a push, a drop or an off-target place may
 COVER_MARGIN_M = 0.02
 MEMORY_PREFIX = "memory: hidden under "
 NESTED_PREFIX = "memory: nested in "
+LOOKED_PREFIX = "memory: seen from above by "
 #: a container with one of its own kind put into it stands at least this much taller than it did (a bowl in a
 #: bowl rises about 1.2 cm above the lower one's rim)
 NEST_RISE_MIN_M = 0.005
 
 
 def is_remembered(obj: SceneObject | None) -> bool:
-    """Whether ``obj`` comes from memory (hidden under another object, or nested in one of its own kind) rather
-    than from this scan."""
-    return obj is not None and obj.source.startswith((MEMORY_PREFIX, NESTED_PREFIX))
+    """Whether ``obj`` comes from memory (hidden under another object, nested in one of its own kind, or found by
+    a wrist camera looking from above, which cannot look again once the arm is home) rather than from this scan."""
+    return obj is not None and obj.source.startswith((MEMORY_PREFIX, NESTED_PREFIX, LOOKED_PREFIX))
 
 
 def _width(o: SceneObject) -> float:
@@ -144,6 +145,20 @@ def recover_from_view(previous: list[SceneObject], objects: list[SceneObject], s
                 and not any(q.color == o.color and _xy_dist(q, o) <= SAME_OBJECT_XY_M for q in out)]
         if len(same) == 1 and sum(q.color == p.color for q in lost) == 1:
             out.append(same[0].model_copy(update={"id": p.id, "label": p.label, "source": f"{same[0].source}@{view}"}))
+    return out
+
+
+def found_from_above(wanted: list[SceneObject], seen_there: list[SceneObject], view: str) -> list[SceneObject]:
+    """The objects of ``wanted`` that a wrist camera's picture shows, under their earlier ids and labels and
+    marked ``source = "memory: seen from above by <view>"``: the one seen under the same id, else the only one of
+    the same colour and label."""
+    out = []
+    for w in wanted:
+        same = [o for o in seen_there if o.id == w.id] or [
+            o for o in seen_there if o.color == w.color and canonical_label(o.label) == canonical_label(w.label)]
+        if len(same) == 1:
+            out.append(same[0].model_copy(update={"id": w.id, "label": w.label, "color": w.color or same[0].color,
+                                                  "source": LOOKED_PREFIX + view}))
     return out
 
 

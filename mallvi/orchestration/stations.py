@@ -172,7 +172,7 @@ def open_station(kind: str, cfg: RunConfig, request: RunRequest, world_model: Ca
             from mallvi.sim_bridge.sim_station import SimStation
             from mallvi.sim_bridge.world import SimWorld
 
-            world = SimWorld.create(entry.spec, request.seed or 0, contingency=contingency)
+            world = SimWorld.create(entry.spec, request.seed or 0, contingency=contingency, wrist_cameras=True)
             station = SimStation(world, main_camera=cfg.camera_name)
     except ContingencySpecError as e:
         raise ConfigError(f"--contingency: {e}") from e

@@ -11,7 +11,15 @@ from typing import Any
 
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.contracts.skills import SkillAPI
-from mallvi.contracts.station import ArmState, Box3, FunctionCamera, ReachEnvelope, StationCamera, SuccessOracle
+from mallvi.contracts.station import (
+    ArmState,
+    Box3,
+    FunctionCamera,
+    ReachEnvelope,
+    StationCamera,
+    SuccessOracle,
+    wrist_camera,
+)
 from mallvi.contracts.world_model import WorldModel
 from mallvi.robot_drivers.piper.piper_reach import piper_reach
 from mallvi.robot_drivers.safety.guard import SafetyGuard
@@ -19,7 +27,8 @@ from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.world import SimWorld
 
 VIEW_CAMERAS = ("head", "front")
-"""The fixed cameras a Station offers the agents (wrist cameras move with the arms and are left out)."""
+"""The fixed cameras a Station offers the agents as views; the world's wrist cameras, where it has them, are offered
+as well, under ``wrist_camera(side)`` (they look where the hand is, not over the table)."""
 
 SIM_PRIVILEGED = (
     "objects resolved from simulator truth",
@@ -78,7 +87,8 @@ class SimStation:
     Args:
         world: the simulated world (owned by the station from now on).
         main_camera: the camera the agents look through first.
-        views: the further cameras offered (default: the other fixed cameras the world has).
+        views: the further fixed cameras offered (default: the other fixed cameras the world has); the world's
+            wrist cameras are offered too.
     """
 
     name = "sim"
@@ -91,6 +101,7 @@ class SimStation:
         self.main_camera = main_camera
         extra = VIEW_CAMERAS if views is None else tuple(views)
         names = [main_camera] + [n for n in extra if n != main_camera and n in world.camera_names]
+        names += [n for n in (wrist_camera(side) for side in ARM_SIDES) if n in world.camera_names and n not in names]
         self.cameras: Mapping[str, StationCamera] = {n: self._camera(n) for n in names}
         self.skills: SkillAPI = world.skills
         self.world: WorldModel = world.truth

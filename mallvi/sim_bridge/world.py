@@ -24,6 +24,7 @@ from mallvi.contracts.devices import DualArm
 from mallvi.contracts.errors import UnknownObjectError
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide, Pose
 from mallvi.contracts.observation import Observation
+from mallvi.contracts.station import wrist_camera
 from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.embodiment.loader import Embodiment, default_embodiment
 from mallvi.robot_drivers.safety.guard import SafetyConfig, SafetyGuard
@@ -234,8 +235,8 @@ class SimWorld:
             # On the ee link, 6 cm to the side of the gripper, looking along the approach direction (its x).
             mount_pose = sapien.Pose(p=[0.0, 0.0, 0.06])
             for side, arm in self.arms.items():
-                self._cameras[f"{side}_wrist"] = add_mounted_camera(
-                    self.scene, f"{side}_wrist", arm.ee_link.entity, mount_pose,
+                self._cameras[wrist_camera(side)] = add_mounted_camera(
+                    self.scene, wrist_camera(side), arm.ee_link.entity, mount_pose,
                     layout.WRIST_CAMERA_SIZE, layout.WRIST_CAMERA_FOVY_RAD,
                 )  # fmt: skip
 

@@ -20,6 +20,7 @@ from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory,
 
 RELAY_XY_M = ((0.0, -0.13), (0.0, -0.10), (-0.04, -0.14), (0.04, -0.14))  # near the robot: both arms reach down
 RELAY_BACK_XY_M = ((0.0, -0.05), (0.0, 0.0))  # farther in, tried where none of those can be reached
+HELD_UP_M = 0.02  # a container held with its bottom this far above the table is held up, not resting in a hand
 
 
 def _find(localized: dict[str, SceneObject], ref: ObjectRef | None, exclude: str) -> SceneObject | None:
@@ -95,6 +96,9 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
         return ActionPlan(calls=calls, strategy=f"lift {arm} #{attempt}",
                           rationale=f"the {arm} arm takes {obj.id} and raises it; it stays held")
     if subtask.relation == "in" and target is not None and (ft.is_container(target) or _was_container(target, scene)):
+        down = _container_down(target, localized, scene, ctx, attempt)
+        if down is not None:
+            return down
         return _into(subtask, obj, target, localized, scene, ctx, hint, held_by, attempt)
     if subtask.relation == "center" and subtask.action in ("place", "move", "stack"):
         return _to_centre(subtask, obj, localized, scene, ctx, hint, held_by, attempt)
@@ -117,6 +121,25 @@ def _to_centre(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObj
     return ActionPlan(calls=calls, strategy=f"to the centre {arm} #{attempt}",
                       rationale=f"the {arm} arm puts {obj.id} at ({spots[0][0]:.2f}, {spots[0][1]:.2f}), the centre "
                                 "of the workspace")
+
+
+def _container_down(box: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory, ctx: AgentContext,
+                    attempt: int) -> ActionPlan | None:
+    """A container held up in a hand (lifted by a later subtask, before this earlier one was found undone) is set
+    down first, on a free spot near where it was first seen; the next attempt puts the object in. None when no
+    hand holds it up."""
+    holder = holder_of(box, ctx, [*localized.values(), *(o for o in scene.objects if o.id not in localized)])
+    if holder is None or ft.bottom_z(box) - ctx.table_top_z < HELD_UP_M:
+        return None
+    first = first_seen(box, scene.initial) or box
+    x, y = gp.free_spot((first.position_m[0], first.position_m[1]), box, gp.others(box.id, scene, localized))
+    z = ctx.table_top_z
+    calls = [gp._call("place_actor", holder, box.id, [x, y, z], functional_point_id=0, pre_dis=0.08, dis=0.005,
+                      constrain="free"),
+             gp._call("back_to_origin", holder)]
+    return ActionPlan(calls=calls, strategy=f"set {box.id} down first #{attempt}",
+                      rationale=f"the {holder} arm holds {box.id} up: it sets it down at ({x:.2f}, {y:.2f}), near "
+                                "where it was first seen, before anything goes in")
 
 
 def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[str, SceneObject],

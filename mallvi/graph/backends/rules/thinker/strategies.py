@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.station import ReachEnvelope
+from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.failure_memory import GRASP_SKILLS, FailedAttempt
 from mallvi.graph.posture import first_seen, lies_on_side
 from mallvi.graph.schemas import ActionPlan, SceneMemory, SceneObject, SkillCall
@@ -66,9 +67,11 @@ MIN_TURN_RAD = math.radians(30.0)  # a push from another side differs this much 
 
 
 def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[float, float]) -> tuple[float, float]:
-    """A unit xy direction: away from the nearest neighbour within ``NEIGHBOUR_M``, else towards ``toward``."""
+    """A unit xy direction: away from the nearest neighbour within ``NEIGHBOUR_M``, else towards ``toward``. What
+    lies in a container is pushed along with it, not leaned on."""
     ox, oy = obj.position_m[0], obj.position_m[1]
-    near = sorted(((math.dist((ox, oy), o.position_m[:2]), o) for o in others if o.id != obj.id),
+    near = sorted(((math.dist((ox, oy), o.position_m[:2]), o) for o in others
+                   if o.id != obj.id and not (ft.is_container(obj) and _within(o, obj))),
                   key=lambda d_o: d_o[0])  # two objects at the same distance (a stack) are not compared
     if near and near[0][0] < NEIGHBOUR_M and near[0][0] > 1e-6:
         nx, ny = near[0][1].position_m[0], near[0][1].position_m[1]
@@ -77,6 +80,13 @@ def push_direction(obj: SceneObject, others: list[SceneObject], toward: tuple[fl
         d = (toward[0] - ox, toward[1] - oy)
     n = math.hypot(*d)
     return (d[0] / n, d[1] / n) if n > 1e-6 else (0.0, -1.0)
+
+
+def _within(o: SceneObject, box: SceneObject) -> bool:
+    """Whether ``o``'s centre lies inside ``box``'s footprint (as perceived, world-aligned) and above its bottom."""
+    return (abs(o.position_m[0] - box.position_m[0]) < box.size_m[0] / 2
+            and abs(o.position_m[1] - box.position_m[1]) < box.size_m[1] / 2
+            and o.position_m[2] > box.position_m[2] - box.size_m[2] / 2)
 
 
 def extent_along(obj: SceneObject, direction: tuple[float, float]) -> float:
