@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from mallvi.contracts.geometry import ARM_SIDES, ArmSide
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import FailureKind, SkillResult
+from mallvi.contracts.station import wrist_camera
 from mallvi.graph.context import GraphContext
 
 LOOK_ABOVE_TABLE_M = 0.35
@@ -59,6 +60,14 @@ def clear_view(ctx: GraphContext) -> list[ArmSide]:
     return [arm for arm in ARM_SIDES if _senses(ctx, arm) and _run(ctx, arm, "clear_view").ok]
 
 
+def _in_workspace(ctx: GraphContext, xyz: Sequence[float]) -> bool:
+    """Whether ``xyz`` lies in the box every plan target must lie in (True where the context has none)."""
+    if ctx.workspace_m is None:
+        return True
+    lo, hi = ctx.workspace_m
+    return all(lo[i] <= xyz[i] <= hi[i] for i in range(3))
+
+
 def look_spots(points_xy: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """The first ``MAX_SPOTS`` of ``points_xy`` at least ``SPOTS_APART_M`` apart, in order."""
     spots: list[tuple[float, float]] = []
@@ -74,15 +83,17 @@ def look_from_above(ctx: GraphContext, spots_xy: Sequence[tuple[float, float]]) 
     none without wrist cameras or the gripper sensor (a hand that may hold something is not moved)."""
     pictures: list[tuple[str, Observation]] = []
     for x, y in spots_xy:
+        pose = [x, y, ctx.table_top_z + LOOK_ABOVE_TABLE_M, *LOOK_EE_WXYZ]
+        if not _in_workspace(ctx, pose[:3]):  # checked as a plan's targets are, before anything moves
+            continue
         near: ArmSide = "left" if x < 0 else "right"
         for arm in sorted(ctx.wrist_views, key=lambda a: a != near):
             if _senses(ctx, arm) is not False:
                 continue
-            pose = [x, y, ctx.table_top_z + LOOK_ABOVE_TABLE_M, *LOOK_EE_WXYZ]
             there = _run(ctx, arm, "look", pose)
             if there.ok:
                 try:
-                    pictures.append((f"{arm}_wrist", ctx.wrist_views[arm]()))
+                    pictures.append((wrist_camera(arm), ctx.wrist_views[arm]()))
                 except Exception as e:  # a camera fault: this look is lost, the arm still goes home
                     ctx.emit("actor_command", arm=arm, skill="observe", args={"look": True}, ok=False,
                              message=f"{type(e).__name__}: {e}")

@@ -19,6 +19,7 @@ from mallvi.graph.backends.rules.thinker.thinker import RulesThinker
 from mallvi.graph.nodes.descriptor import descriptor
 from mallvi.graph.scene_memory import LOOKED_PREFIX
 from mallvi.graph.schemas import ObjectRef, SceneMemory, SceneObject, StageError, Subtask
+from mallvi.graph.second_look import look_from_above
 from mallvi.graph.state import initial_state
 from tests.fixtures.graph_fakes import TABLE_Z, FakeObject, FakePerception, FakeWorld, fake_context
 
@@ -172,3 +173,14 @@ def test_a_basket_is_pushed_towards_the_reach_spot_not_away_from_the_toy_inside_
                         size_m=(0.04, 0.04, 0.04))
     ux, uy = push_direction(block, [_toy(0.26, -0.06)], (-0.12, -0.05))
     assert uy > 0.9, f"a block is still pushed away from a neighbour it leans on, got ({ux:.2f}, {uy:.2f})"
+
+
+def test_a_look_outside_the_workspace_is_not_made() -> None:
+    world = FakeWorld.blocks(("red", 0.1, 0.0))
+    ctx = fake_context(world)
+    ctx.wrist_views = {"left": _wrist(world, "left_wrist"), "right": _wrist(world, "right_wrist")}
+    assert look_from_above(ctx, [(1.5, 0.0)]) == [], "beyond the plan-target box: nothing moves"
+    assert world.calls == []
+    pictures = look_from_above(ctx, [(0.1, 0.0)])
+    assert [name for name, _ in pictures] == ["right_wrist"]
+    assert [c[:2] for c in world.calls] == [("move_to_pose", "right"), ("back_to_origin", "right")]
