@@ -19,6 +19,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import FailureKind, SkillResult
 from mallvi.contracts.station import wrist_camera
 from mallvi.graph.context import GraphContext
+from mallvi.graph.plan_motion import point_violation
 
 LOOK_ABOVE_TABLE_M = 0.35
 """The hand's height above the table top for a look: its height at home, where the wrist camera (45 deg vertical
@@ -60,14 +61,6 @@ def clear_view(ctx: GraphContext) -> list[ArmSide]:
     return [arm for arm in ARM_SIDES if _senses(ctx, arm) and _run(ctx, arm, "clear_view").ok]
 
 
-def _in_workspace(ctx: GraphContext, xyz: Sequence[float]) -> bool:
-    """Whether ``xyz`` lies in the box every plan target must lie in (True where the context has none)."""
-    if ctx.workspace_m is None:
-        return True
-    lo, hi = ctx.workspace_m
-    return all(lo[i] <= xyz[i] <= hi[i] for i in range(3))
-
-
 def look_spots(points_xy: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """The first ``MAX_SPOTS`` of ``points_xy`` at least ``SPOTS_APART_M`` apart, in order."""
     spots: list[tuple[float, float]] = []
@@ -80,16 +73,21 @@ def look_spots(points_xy: Sequence[tuple[float, float]]) -> list[tuple[float, fl
 def look_from_above(ctx: GraphContext, spots_xy: Sequence[tuple[float, float]]) -> list[tuple[str, Observation]]:
     """A picture through a wrist camera above each spot: the empty hand on the spot's side goes there (the other
     one where it cannot), the camera looks down, the arm goes home. Returns (camera name, frame) per picture taken;
-    none without wrist cameras or the gripper sensor (a hand that may hold something is not moved)."""
+    none without wrist cameras or the gripper sensor (a hand that may hold something is not moved). A look whose
+    target a plan's check would refuse (``plan_motion.point_violation``: outside the workspace, below the table) is
+    traced as refused and not made."""
     pictures: list[tuple[str, Observation]] = []
     for x, y in spots_xy:
         pose = [x, y, ctx.table_top_z + LOOK_ABOVE_TABLE_M, *LOOK_EE_WXYZ]
-        if not _in_workspace(ctx, pose[:3]):  # checked as a plan's targets are, before anything moves
-            continue
         near: ArmSide = "left" if x < 0 else "right"
         for arm in sorted(ctx.wrist_views, key=lambda a: a != near):
             if _senses(ctx, arm) is not False:
                 continue
+            refused = point_violation("look target", pose, ctx)  # checked as a plan's targets are
+            if refused is not None:
+                ctx.emit("actor_command", arm=arm, skill="move_to_pose", args={"look": True, "target_pose": pose},
+                         ok=False, message=f"not made: {refused}")
+                break
             there = _run(ctx, arm, "look", pose)
             if there.ok:
                 try:

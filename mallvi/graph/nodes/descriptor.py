@@ -99,12 +99,8 @@ def _merged(previous: SceneMemory, scene: SceneMemory, ctx: GraphContext) -> Sce
     objects the main camera lost looked for in the other views."""
     objects, relations = reconcile(previous.objects, scene.objects, scene.relations)
     for name, view in ctx.extra_views.items():
-        if not _missing(previous, scene.model_copy(update={"objects": objects})):
+        if not {p.id for p in previous.objects} - {o.id for o in objects}:
             break
         objects = recover_from_view(previous.objects, objects, ctx.perception.scan(view()), name)
     return scene.model_copy(update={"objects": objects, "relations": relations})
 
-
-def _missing(previous: SceneMemory, scene: SceneMemory) -> set[str]:
-    """The ids of the earlier scan that this one lacks."""
-    return {p.id for p in previous.objects} - {o.id for o in scene.objects}
