@@ -350,13 +350,47 @@ def test_a_roller_that_rolled_is_still_grasped_at_its_handles_from_above() -> No
 
     first = roller(0.0)
     assert {cp for cp, T in ee_plans.grasp_frames(first) if cp is not None} == {0, 1}
-    rolled = [(cp, T) for cp, T in ee_plans.grasp_frames(roller(150.0), first) if cp is not None]
-    assert {cp for cp, _ in rolled} == {0, 1}
-    assert all(T[2, 0] < -0.99 for _, T in rolled)  # approach from above
-    assert all(abs(np.linalg.det(T[:3, :3]) - 1.0) < 1e-6 for _, T in rolled)
+    for roll in (150.0, 80.0):  # from below, or level: its end effector would be at the table's height
+        rolled = [(cp, T) for cp, T in ee_plans.grasp_frames(roller(roll), first) if cp is not None]
+        assert {cp for cp, _ in rolled} == {0, 1}
+        assert all(T[2, 0] < -0.99 for _, T in rolled), roll  # approach from above
+        assert all(abs(np.linalg.det(T[:3, :3]) - 1.0) < 1e-6 for _, T in rolled)
+    # a grasp still steep enough is kept as it is
+    steep = [T for cp, T in ee_plans.grasp_frames(roller(30.0), first) if cp is not None]
+    assert steep and all(abs(T[2, 0] + math.cos(math.radians(30.0))) < 1e-6 for T in steep)
     # without its first look, or tipped so that the grasp point stands 3 cm higher: no grasp from below
     assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0)) if cp is not None]
     assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0, TABLE_Z + 0.05), first) if cp is not None]
+
+
+def _roller_at(x: float, y: float) -> SceneObject:
+    """A roller lying along x with top-down grasps at its two handles, 8.5 cm either side of its middle."""
+    q = (0.5, -0.5, 0.5, 0.5)  # approach (x) pointing down, the fingers along world y
+    return SceneObject(id="roller", label="roller", position_m=(x, y, TABLE_Z + 0.0175), size_m=(0.23, 0.035, 0.035),
+                       points={"cp0": (x - 0.085, y, TABLE_Z + 0.0175, *q), "cp1": (x + 0.085, y, TABLE_Z + 0.0175, *q),
+                               "fp0": (x, y, TABLE_Z, 1.0, 0.0, 0.0, 0.0)})
+
+
+def test_tier3_moves_an_object_to_lift_with_both_hands_where_each_reaches_its_handle() -> None:
+    """A fault left the roller to the right, its left handle beyond the left arm's reach: the right arm first sets
+    it down nearer the middle, taking it by the handle on its own side and not crossing the centre line, and the
+    lift is planned again from there; where both reach, both lift it."""
+    ctx = fake_context(FakeWorld.blocks(("red", -0.3, 0.1)))
+    sub = Subtask(text="lift the roller with both arms", action="lift", obj=_ref("roller", "roller"),
+                  arm_hint="both", height_m=TABLE_Z + 0.08)
+    aside = _roller_at(0.35, -0.1)
+    plan = ee_plans.ee_plan(sub, aside, None, {"roller": aside}, SceneMemory(objects=[aside], initial=[aside]),
+                            ctx, 0, None)
+    assert plan.strategy.startswith("ee centre right") and plan.relay, plan.rationale
+    right = [(c.target_pose[8], c.target_pose[15]) for c in plan.calls if c.target_pose is not None]
+    assert abs(right[0][0] - 0.265) < 1e-6  # its own handle, the one nearer the middle
+    let_go = next(i for i, (_, grip) in enumerate(right) if i > 2 and grip == 1.0)
+    assert abs(right[let_go][0]) < 1e-6  # that handle let go of at the centre line, never past it
+    assert min(x for x, _ in right) >= -1e-6
+    middle = _roller_at(0.0, -0.1)
+    plan = ee_plans.ee_plan(sub, middle, None, {"roller": middle}, SceneMemory(objects=[middle], initial=[middle]),
+                            ctx, 0, None)
+    assert plan.strategy.startswith("ee lift both"), plan.rationale
 
 
 def test_a_relay_into_a_container_tries_the_other_spots_where_the_giver_cannot_set_it_down() -> None:

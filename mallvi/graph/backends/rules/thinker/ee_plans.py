@@ -130,21 +130,25 @@ FRAMELESS_GRASPS = ((0, 0.0), (1, 0.0), (0, 0.5), (0, -0.5), (1, 0.5), (1, -0.5)
 FRAMELESS_WIDTH_MAX_M = 0.07  # ... added after the model's own frames only to an object at most this narrow
 
 
+STEEP_Z = -0.7  # a grasp approaching more steeply than this (the z part of its unit approach) is kept as it is
+
+
 def grasp_frames(obj: SceneObject, first: SceneObject | None = None) -> list[tuple[int | None, np.ndarray]]:
     """The object's grasp frames (4x4, world) top-down ones first, then across a pan's wall (``_across_wall``)
     and along its handle nearer the body (``_along_handles``), then grasps 1.5 cm below its top: top-down
     across either pair of faces, then leaning (``FRAMELESS_GRASPS``; the only ones without grasp frames, else
-    only for an object at most ``FRAMELESS_WIDTH_MAX_M`` across). A frame from below is left out, or turned down
-    about its handle's axis where the object rolled about it since ``first`` (``_turned_down``)."""
+    only for an object at most ``FRAMELESS_WIDTH_MAX_M`` across). A frame from below, level or slanted less
+    steeply than ``STEEP_Z`` is turned down about its handle's axis where the object rolled about it since
+    ``first`` (``_turned_down``); else one from below is left out."""
     frames: list[tuple[int | None, np.ndarray]] = []
     for g in sorted(ft.grasps(obj), key=lambda g: (not g.top_down, g.cp)):
         T = _frame_of(obj.points[f"cp{g.cp}"])
-        if g.approach_m[2] > 0.3:  # never from below: turned down about a handle's axis, where it rolled about it
+        if g.approach_m[2] > STEEP_Z:  # turned down about a handle's axis, where it rolled about it; never from below
             cp_first = first.points.get(f"cp{g.cp}") if first is not None else None
             turned = _turned_down(T, _frame_of(cp_first) if cp_first is not None else None)
-            if turned is None:
+            if turned is None and g.approach_m[2] > 0.3:
                 continue
-            T = turned
+            T = turned if turned is not None else T
         frames.append((g.cp, T))
         frames.append((g.cp, _flipped(T)))  # a parallel gripper holds the same way turned half round
     frames += _across_wall(obj) + _along_handles(obj)
@@ -414,7 +418,11 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
     hands = Hands({a: list(p) for a, p in start.pose.items()}, dict(start.grip))
     table_z = ctx.table_top_z
     if subtask.action == "lift" and subtask.arm_hint == "both":
-        return _lift_both(hands, subtask, obj, table_z, variant, first_seen(obj, scene.initial))
+        first = first_seen(obj, scene.initial)
+        centring = _centring(obj, ctx, first, variant)
+        if centring is not None:
+            return _centre_for_both(hands, obj, table_z, variant, *centring)
+        return _lift_both(hands, subtask, obj, table_z, variant, first)
     turn, carry = 0.0, CARRY_M
     if held_by == arm:
         T_ee_obj = held_frame(hands, arm, obj)
@@ -496,16 +504,78 @@ def _target_bottom(subtask: Subtask, obj: SceneObject, target: SceneObject | Non
     raise AgentError(f"the fine tier's actions do not place {rel!r} yet ({subtask.text!r})")
 
 
-def _lift_both(hands: Hands, subtask: Subtask, obj: SceneObject, table_z: float, attempt: int,
-               first: SceneObject | None = None) -> ActionPlan:
-    """Both arms take the object at two grasp frames (the left arm the one further left) and raise it together."""
+BOTH_REACH_Y_M = (-0.05, 0.0, -0.10, 0.05)  # spots along the centre line tried for a two-handed lift, in turn
+
+
+def _two_places(obj: SceneObject, first: SceneObject | None) -> tuple[list[tuple[int | None, np.ndarray]],
+                                                                          list[tuple[int | None, np.ndarray]]]:
+    """The object's grasp frames at its leftmost and at its rightmost place (the two hands' places for a lift)."""
     frames = [f for f in grasp_frames(obj, first) if f[0] is not None]
     xs = sorted({round(float(T[0, 3]), 3) for _, T in frames})
     if len(xs) < 2:
         raise AgentError(f"lifting {obj.id} with both arms needs grasp frames at two places; perception knows "
                          f"{len(xs)}")
-    lefts = [f for f in frames if round(float(f[1][0, 3]), 3) == xs[0]]
-    rights = [f for f in frames if round(float(f[1][0, 3]), 3) == xs[-1]]
+    return ([f for f in frames if round(float(f[1][0, 3]), 3) == xs[0]],
+            [f for f in frames if round(float(f[1][0, 3]), 3) == xs[-1]])
+
+
+def _reached(ctx: AgentContext, arm: str, frames: Sequence[tuple[int | None, np.ndarray]],
+             shift: tuple[float, float] = (0.0, 0.0)) -> bool:
+    """Whether ``arm`` reaches one of ``frames`` (moved by ``shift`` in x and y) by the Station's reach estimate."""
+    side = ctx.reach["left" if arm == "left" else "right"]
+    return any(side.reaches(float(T[0, 3]) + shift[0], float(T[1, 3]) + shift[1],
+                            height_m=max(0.0, float(T[2, 3]) - ctx.table_top_z)) for _, T in frames)
+
+
+def _centring(obj: SceneObject, ctx: AgentContext, first: SceneObject | None,
+              variant: int) -> tuple[str, np.ndarray, tuple[float, float]] | None:
+    """Where an object to be lifted with both hands must first be moved, when the left arm does not reach its left
+    place or the right arm its right one (a fault left it to a side, or at the front or back): (the arm that
+    carries it, that arm's grasp frame, the (dx, dy) shift). The shift brings the object towards the centre line,
+    to the spot of ``BOTH_REACH_Y_M`` (nearest first) where each arm reaches its place; the carrying hand takes a
+    place on its own side and does not cross the centre line (short of it the lift is planned again from where
+    the object then lies). ``variant`` picks among the grasps that do (a hand turned the other way reaches
+    elsewhere). None when both places are reached already, or no spot or no such arm is found."""
+    lefts, rights = _two_places(obj, first)
+    if _reached(ctx, "left", lefts) and _reached(ctx, "right", rights):
+        return None
+    cx = ctx.reach["left"].centre_x_m
+    ox, oy = obj.position_m[0], obj.position_m[1]
+    ys = [y for y in sorted(BOTH_REACH_Y_M, key=lambda y: abs(y - oy))
+          if _reached(ctx, "left", lefts, (cx - ox, y - oy)) and _reached(ctx, "right", rights, (cx - ox, y - oy))]
+    if not ys:
+        return None
+    dy = gp.rotate(ys, variant)[0] - oy
+    own = "left" if ox < cx else "right"
+    ways = []
+    for arm in (own, "right" if own == "left" else "left"):
+        for _, T in sorted([*lefts, *rights], key=lambda f: abs(float(f[1][0, 3]) - cx)):
+            xh = float(T[0, 3])
+            if (xh - cx) * (1.0 if arm == "right" else -1.0) < 0.0:
+                continue  # a place on the other arm's side
+            dx = max(cx - ox, cx - xh) if arm == "right" else min(cx - ox, cx - xh)
+            if _reached(ctx, arm, [(None, T)]) and _reached(ctx, arm, [(None, T)], (dx, dy)):
+                ways.append((arm, T, (dx, dy)))
+    return ways[variant % len(ways)] if ways else None
+
+
+def _centre_for_both(hands: Hands, obj: SceneObject, table_z: float, variant: int, arm: str, T_grasp: np.ndarray,
+                     shift: tuple[float, float]) -> ActionPlan:
+    """One arm takes the object at the place nearer the middle and sets it down ``shift`` away, where each arm
+    reaches its own place; the lift is planned again from there (a relay)."""
+    T_ee_obj = pick(hands, arm, obj, T_grasp)
+    to = [obj.position_m[0] + shift[0], obj.position_m[1] + shift[1], table_z]
+    place(hands, arm, obj, T_ee_obj, to)
+    return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee centre {arm} #{variant}", relay=True,
+                      rationale=f"the arms do not both reach their places on {obj.id}: the {arm} arm sets it down "
+                                f"at ({to[0]:.2f}, {to[1]:.2f}), where each does; the lift is planned again from "
+                                "there")
+
+
+def _lift_both(hands: Hands, subtask: Subtask, obj: SceneObject, table_z: float, attempt: int,
+               first: SceneObject | None = None) -> ActionPlan:
+    """Both arms take the object at two grasp frames (the left arm the one further left) and raise it together."""
+    lefts, rights = _two_places(obj, first)
     combos = [(a, b, pre) for pre in PRE_GRASPS_M for a in lefts for b in rights]
     lf, rf, pre = combos[attempt % len(combos)]
     by_x = [lf, rf]
