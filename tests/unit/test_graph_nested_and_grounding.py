@@ -87,10 +87,33 @@ def test_the_grounder_takes_the_candidate_that_fits_the_object_not_the_best_scor
     chosen = RulesGrounder().choose(sub, ["white_bowl_2", "white_bowl"], scene,
                                     {"white_bowl_2": [right, left], "white_bowl": [left, right]}, 0, CallLog())
     assert chosen["white_bowl_2"].box_xyxy == right.box_xyxy and chosen["white_bowl"].box_xyxy == left.box_xyxy
-    # another kind of thing ("bottle") fits worse than a shape word ("round")
+    # another kind of thing ("bottle") is never the bowl; a shape word ("round") may be
     chosen = RulesGrounder().choose(sub, ["white_bowl"], scene,
                                     {"white_bowl": [_det("white bottle", 0.99, (0, 0, 9, 9)), right]}, 0, CallLog())
     assert chosen["white_bowl"].box_xyxy == right.box_xyxy
+    chosen = RulesGrounder().choose(sub, ["white_bowl"], scene,
+                                    {"white_bowl": [_det("white bottle", 0.99, (0, 0, 9, 9))]}, 0, CallLog())
+    assert chosen == {}
+
+
+def test_the_object_an_arm_hides_is_not_taken_for_a_distractor_the_generic_query_also_answers() -> None:
+    """"Put the object on the scale": the object, hidden behind the arm, is missing from the detection pass; the
+    generic query ("object" names no kind) is answered by every distractor, uncoloured like it. None of them is the
+    object: none is chosen and the object is reported lost."""
+    obj = SceneObject(id="object", label="object", position_m=(0.14, -0.01, 0.74), size_m=(0.05, 0.05, 0.04))
+    scale = SceneObject(id="scale", label="scale", position_m=(0.19, -0.17, 0.74), size_m=(0.15, 0.15, 0.03))
+    sub = Subtask(text="put it on the scale", action="place",
+                  obj=ObjectRef(phrase="the object", label="object", instance="object"),
+                  target=ObjectRef(phrase="the scale", label="scale", instance="scale"), relation="on")
+    scene = SceneMemory(objects=[obj, scale])
+    clutter = _det("clutter", 0.99, (616, 163, 640, 197))
+    chosen = RulesGrounder().choose(sub, ["object", "scale"], scene,
+                                    {"object": [clutter], "scale": [_det("scale", 0.99, (391, 211, 548, 356))]}, 0,
+                                    CallLog())
+    assert "object" not in chosen and chosen["scale"].label == "scale"
+    chosen = RulesGrounder().choose(sub, ["object"], scene, {"object": [clutter, _det("object", 0.9, (1, 1, 9, 9))]},
+                                    0, CallLog())
+    assert chosen["object"].label == "object"
 
 
 def test_a_bowl_leaning_on_the_stack_beside_it_is_not_nested_whatever_the_match_says() -> None:

@@ -1,6 +1,7 @@
-"""Rules Grounder: per object the candidate of a fresh detection pass that best fits what the scene memory says of
-it (its colour, which must agree, and its kind, in the candidate's label); of those not taken by another object of
-the subtask, the first (the node lists them nearest where the object was last seen first); none when none agrees.
+"""Rules Grounder: per object the candidate of a fresh detection pass that fits what the scene memory says of it
+(its colour and its kind, in the candidate's label, must both agree: a shape word agrees with any kind); of those
+not taken by another object of the subtask, the first (the node lists them nearest where the object was last seen
+first); none when none agrees (the object is then reported lost, never swapped for another thing).
 Scores do not rank: a detector that answers "bowl" with any round thing (a cup lying on its side) scores it by its
 own measure, not by the bowl's, and of two alike objects the better-scored one is not more likely the one asked
 for."""
@@ -11,8 +12,8 @@ from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.schemas import Detection2D, SceneMemory, SceneObject, Subtask
 from mallvi.perception.query_words import COLORS
 
-#: the fit of a candidate whose colour agrees (see ``fit``)
-COLOUR_FIT = 2
+#: the fit of a candidate whose colour and kind agree (see ``fit``)
+AGREES = 3
 #: shape words a weight-free detector gives anything of that outline (a bowl's rim reads "round")
 GENERIC_SHAPES = frozenset({"round", "object"})
 
@@ -45,10 +46,11 @@ class RulesGrounder:
         for oid in focus:
             remembered = scene.get(oid)
             taken = {_identity(c) for c in chosen.values()}
-            # another object's detection, or one of another colour, is not this object: none is chosen then (a
-            # bowl still in the hand after a failed place is not in the image; the node knows where the hand is)
+            # another object's detection, or one of another colour or kind, is not this object: none is chosen then
+            # (a bowl still in the hand after a failed place is not in the image, the node knows where the hand is;
+            # "the object" hidden by an arm is not the distractor beside it that a generic query also answers)
             cands = [d for d in candidates.get(oid, []) if _identity(d) not in taken
-                     and (remembered is None or fit(d, remembered) >= COLOUR_FIT)]
+                     and (remembered is None or fit(d, remembered) >= AGREES)]
             best = max((fit(d, remembered) for d in cands), default=0)
             # alike candidates (two white bowls) are told apart by where each object was, not by score
             fitting = [d for d in cands if fit(d, remembered) == best]
