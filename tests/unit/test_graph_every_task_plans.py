@@ -363,12 +363,14 @@ def test_a_roller_that_rolled_is_still_grasped_at_its_handles_from_above() -> No
     assert not [cp for cp, _ in ee_plans.grasp_frames(roller(150.0, TABLE_Z + 0.05), first) if cp is not None]
 
 
-def _roller_at(x: float, y: float) -> SceneObject:
-    """A roller lying along x with top-down grasps at its two handles, 8.5 cm either side of its middle."""
+def _roller_at(x: float, y: float, up: float = 0.0) -> SceneObject:
+    """A roller lying along x with top-down grasps at its two handles, 8.5 cm either side of its middle, its bottom
+    ``up`` above the table."""
     q = (0.5, -0.5, 0.5, 0.5)  # approach (x) pointing down, the fingers along world y
-    return SceneObject(id="roller", label="roller", position_m=(x, y, TABLE_Z + 0.0175), size_m=(0.23, 0.035, 0.035),
-                       points={"cp0": (x - 0.085, y, TABLE_Z + 0.0175, *q), "cp1": (x + 0.085, y, TABLE_Z + 0.0175, *q),
-                               "fp0": (x, y, TABLE_Z, 1.0, 0.0, 0.0, 0.0)})
+    z = TABLE_Z + up
+    return SceneObject(id="roller", label="roller", position_m=(x, y, z + 0.0175), size_m=(0.23, 0.035, 0.035),
+                       points={"cp0": (x - 0.085, y, z + 0.0175, *q), "cp1": (x + 0.085, y, z + 0.0175, *q),
+                               "fp0": (x, y, z, 1.0, 0.0, 0.0, 0.0)})
 
 
 def test_tier3_moves_an_object_to_lift_with_both_hands_where_each_reaches_its_handle() -> None:
@@ -391,6 +393,27 @@ def test_tier3_moves_an_object_to_lift_with_both_hands_where_each_reaches_its_ha
     plan = ee_plans.ee_plan(sub, middle, None, {"roller": middle}, SceneMemory(objects=[middle], initial=[middle]),
                             ctx, 0, None)
     assert plan.strategy.startswith("ee lift both"), plan.rationale
+
+
+def test_tier3_sets_down_what_one_hand_alone_holds_of_an_object_to_lift_with_both() -> None:
+    """The right hand holds the roller up alone (its carry to the middle could not be finished): the lift is not
+    planned from grasp frames the roller no longer shows; the hand sets it down towards the middle first."""
+    ctx = fake_context(FakeWorld.blocks(("red", -0.3, 0.1)))
+    sub = Subtask(text="lift the roller with both arms", action="lift", obj=_ref("roller", "roller"),
+                  arm_hint="both", height_m=TABLE_Z + 0.08)
+    up = _roller_at(0.30, -0.14, up=0.10)
+    plan = ee_plans.ee_plan(sub, up, None, {"roller": up}, SceneMemory(objects=[up], initial=[_roller_at(0.0, -0.1)]),
+                            ctx, 0, "right")
+    assert plan.strategy.startswith("ee set down right") and plan.relay, plan.rationale
+    right = [(c.target_pose[8], c.target_pose[15]) for c in plan.calls if c.target_pose is not None]
+    assert right[0][1] == 0.0 and right[-1][1] == 1.0  # carried closed, let go before the hand rises
+    assert min(x for x, _ in right) >= -1e-6
+    assert plan.rationale.endswith("sets it down at (0.00, -0.10); the lift is planned again from there")
+    # held where it lies on the table (a carry that could not start): the grasp frames still serve
+    down = _roller_at(0.30, -0.14)
+    plan = ee_plans.ee_plan(sub, down, None, {"roller": down},
+                            SceneMemory(objects=[down], initial=[_roller_at(0.0, -0.1)]), ctx, 0, "right")
+    assert plan.strategy.startswith("ee centre right"), plan.rationale
 
 
 def test_a_relay_into_a_container_tries_the_other_spots_where_the_giver_cannot_set_it_down() -> None:

@@ -418,6 +418,8 @@ def _ee_variant(subtask: Subtask, obj: SceneObject, target: SceneObject | None, 
     hands = Hands({a: list(p) for a, p in start.pose.items()}, dict(start.grip))
     table_z = ctx.table_top_z
     if subtask.action == "lift" and subtask.arm_hint == "both":
+        if held_by in ARMS and not busy_hands(ctx, held_by) and ft.bottom_z(obj) > table_z + HELD_UP_M:
+            return _set_down_held(hands, obj, ctx, variant, held_by)
         first = first_seen(obj, scene.initial)
         centring = _centring(obj, ctx, first, variant)
         if centring is not None:
@@ -505,6 +507,7 @@ def _target_bottom(subtask: Subtask, obj: SceneObject, target: SceneObject | Non
 
 
 BOTH_REACH_Y_M = (-0.05, 0.0, -0.10, 0.05)  # spots along the centre line tried for a two-handed lift, in turn
+HELD_UP_M = 0.03  # one hand holds what both are to lift up when its bottom is this far above the table
 
 
 def _two_places(obj: SceneObject, first: SceneObject | None) -> tuple[list[tuple[int | None, np.ndarray]],
@@ -570,6 +573,23 @@ def _centre_for_both(hands: Hands, obj: SceneObject, table_z: float, variant: in
                       rationale=f"the arms do not both reach their places on {obj.id}: the {arm} arm sets it down "
                                 f"at ({to[0]:.2f}, {to[1]:.2f}), where each does; the lift is planned again from "
                                 "there")
+
+
+def _set_down_held(hands: Hands, obj: SceneObject, ctx: AgentContext, variant: int, arm: str) -> ActionPlan:
+    """One hand holds up what both are to lift (its carry to the middle could not be finished, or the other hand
+    let go): it sets it down on the table towards the centre line, its hand not crossing it, at the spot of
+    ``BOTH_REACH_Y_M`` nearest where it is (each retry the next), and the lift is planned again from there."""
+    cx = ctx.reach["left"].centre_x_m
+    ox, oy = obj.position_m[0], obj.position_m[1]
+    hand_x = hands.pose[arm][0]
+    dx = max(cx - ox, cx - hand_x) if arm == "right" else min(cx - ox, cx - hand_x)
+    y = gp.rotate(sorted(BOTH_REACH_Y_M, key=lambda v: abs(v - oy)), variant)[0]
+    to = [ox + dx, y, ctx.table_top_z]
+    hands.grip[arm] = CLOSED  # it holds: carried closed whatever the opening reads
+    place(hands, arm, obj, held_frame(hands, arm, obj), to)
+    return ActionPlan(calls=hands.calls(arm, obj.id), strategy=f"ee set down {arm} #{variant}", relay=True,
+                      rationale=f"the {arm} hand alone holds {obj.id}, which both are to lift: it sets it down at "
+                                f"({to[0]:.2f}, {to[1]:.2f}); the lift is planned again from there")
 
 
 def _lift_both(hands: Hands, subtask: Subtask, obj: SceneObject, table_z: float, attempt: int,
