@@ -114,6 +114,11 @@ def test_the_object_an_arm_hides_is_not_taken_for_a_distractor_the_generic_query
     chosen = RulesGrounder().choose(sub, ["object"], scene, {"object": [clutter, _det("object", 0.9, (1, 1, 9, 9))]},
                                     0, CallLog())
     assert chosen["object"].label == "object"
+    # a kind of the same grasp category may name it: colour detection's flat "block" is the "pad" it measured
+    pad = SceneObject(id="blue_pad", label="pad", color="blue", position_m=(0.1, 0.0, 0.73), size_m=(0.08, 0.08, 0.01))
+    chosen = RulesGrounder().choose(sub, ["blue_pad"], SceneMemory(objects=[pad]),
+                                    {"blue_pad": [_det("blue block", 0.9, (1, 1, 9, 9))]}, 0, CallLog())
+    assert chosen["blue_pad"].label == "blue block"
 
 
 def test_a_bowl_leaning_on_the_stack_beside_it_is_not_nested_whatever_the_match_says() -> None:

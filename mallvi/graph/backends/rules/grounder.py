@@ -1,7 +1,8 @@
 """Rules Grounder: per object the candidate of a fresh detection pass that fits what the scene memory says of it
-(its colour and its kind, in the candidate's label, must both agree: a shape word agrees with any kind); of those
-not taken by another object of the subtask, the first (the node lists them nearest where the object was last seen
-first); none when none agrees (the object is then reported lost, never swapped for another thing).
+(its colour and its kind, in the candidate's label, must both agree: a shape word agrees with any kind, a kind
+with another of its grasp category); of those not taken by another object of the subtask, the first (the node
+lists them nearest where the object was last seen first); none when none agrees (the object is then reported
+lost, never swapped for another thing).
 Scores do not rank: a detector that answers "bowl" with any round thing (a cup lying on its side) scores it by its
 own measure, not by the bowl's, and of two alike objects the better-scored one is not more likely the one asked
 for."""
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.schemas import Detection2D, SceneMemory, SceneObject, Subtask
-from mallvi.perception.query_words import COLORS
+from mallvi.perception.query_words import CATEGORY_OF_LABEL, COLORS
 
 #: the fit of a candidate whose colour and kind agree (see ``fit``)
 AGREES = 3
@@ -28,8 +29,15 @@ def fit(candidate: Detection2D, remembered: SceneObject | None) -> int:
     colour = [w for w in words if w in COLORS]
     kinds = [w for w in words if w not in COLORS and w not in GENERIC_SHAPES]
     same_colour = colour == [remembered.color.lower()] if remembered.color else not colour
-    same_kind = not kinds or remembered.label.lower() in kinds
+    same_kind = not kinds or any(_alike(remembered.label.lower(), k) for k in kinds)
     return 2 * int(same_colour) + int(same_kind)
+
+
+def _alike(kind: str, other: str) -> bool:
+    """Whether two kind words may name one thing: the same word, or two of one grasp category (a detector's flat
+    "block" is the "pad" its measured extent made of it; "bottle" and "bowl" are of two)."""
+    category = CATEGORY_OF_LABEL.get(kind)
+    return kind == other or (category is not None and category == CATEGORY_OF_LABEL.get(other))
 
 
 def _identity(d: Detection2D) -> tuple[object, ...]:
