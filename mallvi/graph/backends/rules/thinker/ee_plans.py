@@ -530,6 +530,12 @@ def _reached(ctx: AgentContext, arm: str, frames: Sequence[tuple[int | None, np.
                             height_m=max(0.0, float(T[2, 3]) - ctx.table_top_z)) for _, T in frames)
 
 
+def _towards_centre(arm: str, cx: float, ox: float, hand_x: float) -> float:
+    """The shift in x that brings an object at ``ox`` to the centre line ``cx``, cut short where ``arm``'s hand, at
+    ``hand_x``, would cross it."""
+    return max(cx - ox, cx - hand_x) if arm == "right" else min(cx - ox, cx - hand_x)
+
+
 def _centring(obj: SceneObject, ctx: AgentContext, first: SceneObject | None,
               variant: int) -> tuple[str, np.ndarray, tuple[float, float]] | None:
     """Where an object to be lifted with both hands must first be moved, when the left arm does not reach its left
@@ -556,7 +562,7 @@ def _centring(obj: SceneObject, ctx: AgentContext, first: SceneObject | None,
             xh = float(T[0, 3])
             if (xh - cx) * (1.0 if arm == "right" else -1.0) < 0.0:
                 continue  # a place on the other arm's side
-            dx = max(cx - ox, cx - xh) if arm == "right" else min(cx - ox, cx - xh)
+            dx = _towards_centre(arm, cx, ox, xh)
             if _reached(ctx, arm, [(None, T)]) and _reached(ctx, arm, [(None, T)], (dx, dy)):
                 ways.append((arm, T, (dx, dy)))
     return ways[variant % len(ways)] if ways else None
@@ -582,7 +588,7 @@ def _set_down_held(hands: Hands, obj: SceneObject, ctx: AgentContext, variant: i
     cx = ctx.reach["left"].centre_x_m
     ox, oy = obj.position_m[0], obj.position_m[1]
     hand_x = hands.pose[arm][0]
-    dx = max(cx - ox, cx - hand_x) if arm == "right" else min(cx - ox, cx - hand_x)
+    dx = _towards_centre(arm, cx, ox, hand_x)
     y = gp.rotate(sorted(BOTH_REACH_Y_M, key=lambda v: abs(v - oy)), variant)[0]
     to = [ox + dx, y, ctx.table_top_z]
     hands.grip[arm] = CLOSED  # it holds: carried closed whatever the opening reads
