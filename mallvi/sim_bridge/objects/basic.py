@@ -152,8 +152,8 @@ def make_roller(
 ) -> SimObject:
     """A rolling pin lying along its x axis; cp0/cp1 are top-down grasps at ∓``grasp_offset_m`` along the axis,
     fingers across it — one per arm."""
-    parts = Parts(scene, density_kg_m3=500.0).cylinder((0, 0, radius_m), radius_m, length_m / 2,
-                                                       rgb or rgb_of(color), axis="x")
+    parts = Parts(scene, density_kg_m3=500.0).rolling_cylinder((0, 0, radius_m), radius_m, length_m / 2,
+                                                               rgb or rgb_of(color), axis="x")
     grasps = [top_grasp((-grasp_offset_m, 0, radius_m), math.pi / 2), top_grasp((grasp_offset_m, 0, radius_m),
                                                                                 math.pi / 2)]
     return finish(parts, name, pose, label="roller", category="round", size_m=(length_m, 2 * radius_m, 2 * radius_m),
