@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 #: slides for a while): what the agent then sees is where it stays
 FAULT_SETTLE_S = 3.0
 SLIP_CLEAR_M = 0.01  # after a slip the fingertips end at least this far above the dropped object
+GRIPPER_HALF_WIDTH_M = 0.03  # a miss pushes the object this far past the grasp centre, plus 2 cm
 FALL_SHORT_CLEAR_M = 0.01  # a hand-over miss: the reaching fingertips end this far short of the object...
 FALL_SHORT_MAX_M = 0.12  # ...the hand backing off at most this far
 TIP_CLEAR_M = 0.01  # a knock tips an object only towards a side with this much room beyond where it would lie
@@ -113,7 +114,7 @@ class SimFaults:
             arm = self.rig.arms[side]
             T_ee = arm.ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            push_out_of_grasp(self.objects.bodies[actor], sideways, gripper_half_width_m=0.03,
+            push_out_of_grasp(self.objects.bodies[actor], sideways, GRIPPER_HALF_WIDTH_M,
                               grasp_centre_world=np.asarray(arm.tcp_pose().position_m, dtype=float))
             self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
         return fault
@@ -167,15 +168,21 @@ class SimFaults:
 
     def closed_on(self, side: ArmSide, actor: str) -> str | None:
         """Tier 3: the fingers closed on ``actor``. A ``grasp_miss`` lets go of it and pushes it out from between
-        them (the fingers end closed on nothing); a ``grasp_slip`` is returned for the next lift."""
+        them (the fingers end closed on nothing); where there is no room for the whole push, which would leave it
+        caught between the closed fingers, the miss is not injected. A ``grasp_slip`` is returned for the next
+        lift."""
         fault = self.injector.draw("grasp")
         if fault == "grasp_miss":
             arm = self.rig.arms[side]
-            self.rig.holder.release(side)
             T_ee = arm.ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
-            push_out_of_grasp(self.objects.bodies[actor], sideways, gripper_half_width_m=0.03,
-                              grasp_centre_world=np.asarray(arm.tcp_pose().position_m, dtype=float))
+            obj, tcp = self.objects.bodies[actor], np.asarray(arm.tcp_pose().position_m, dtype=float)
+            if not push_out_step(obj, sideways, GRIPPER_HALF_WIDTH_M, tcp)[1]:
+                # cut short, the push would leave the object between the closed fingers, held by nothing
+                log.info("no room to push %s out of the %s fingers: the miss is not injected", actor, side)
+                return None
+            self.rig.holder.release(side)
+            push_out_of_grasp(obj, sideways, GRIPPER_HALF_WIDTH_M, tcp)
             self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
             self.clock.settle(0.5)
         return fault
@@ -215,8 +222,9 @@ def _set_still(obj: SimObject, pose: sapien.Pose) -> None:
 
 
 def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,
-                      grasp_centre_world: NDArray[np.float64] | None = None) -> None:
-    """Move ``obj`` along ``sideways_world`` (horizontal, perpendicular to the finger opening) out of the gripper.
+                      grasp_centre_world: NDArray[np.float64] | None = None) -> bool:
+    """Move ``obj`` along ``sideways_world`` (horizontal, perpendicular to the finger opening) out of the gripper;
+    True when the whole push fitted (the object is clear of the fingers), False when it was cut short.
 
     The push is long enough for the part of the object behind the grasp centre (``grasp_centre_world``, default
     its own centre) to pass the gripper: half a width for an object grasped in the middle, more for a bar lying
@@ -226,11 +234,19 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     Of the two senses it takes the one with the longer free run among those with room for the whole push, else
     the one with more room.
     """
+    step, fits = push_out_step(obj, sideways_world, gripper_half_width_m, grasp_centre_world)
+    pose = obj.entity.get_pose()
+    _set_still(obj, sapien.Pose(p=np.asarray(pose.p, dtype=float) + step, q=pose.q))
+    return fits
+
+
+def push_out_step(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,
+                  grasp_centre_world: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], bool]:
+    """The move ``push_out_of_grasp`` would give ``obj`` (world, metres) and whether all of it fits."""
     d = np.asarray(sideways_world, dtype=float)
     d[2] = 0.0
     d /= max(1e-9, float(np.linalg.norm(d)))
     pose = obj.entity.get_pose()
-    p = np.asarray(pose.p, dtype=float)
     corners = obj.corners_world()
     centre = np.asarray((pose * obj.box_center_local()).p, dtype=float)
     grasp = centre if grasp_centre_world is None else np.asarray(grasp_centre_world, dtype=float)
@@ -246,7 +262,7 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     # where the whole push fits, the sense with the longer free run (ties keep +d); else the one with more room
     sense = max(fitting, key=lambda k: free[k]) if fitting else max(room, key=lambda k: room[k])
     shift = min(need[sense], max(0.0, room[sense]))
-    _set_still(obj, sapien.Pose(p=p + shift * sense * d, q=pose.q))
+    return shift * sense * d, bool(fitting)
 
 
 def _room_m(obj: SimObject, u: NDArray[np.float64]) -> tuple[float, float]:

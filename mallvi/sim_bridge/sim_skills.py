@@ -61,6 +61,8 @@ class SimSkills:
         self.grasping = parts.grasping
         self.grasp_refusal_threshold_m = grasp_refusal_threshold_m
         self._slips: dict[ArmSide, tuple[str, float]] = {}  # Tier 3: a drawn slip, until the hand lifts
+        self._closed: set[ArmSide] = set()  # Tier 3: hands whose fingers an earlier action closed
+        self._drawn: set[ArmSide] = set()  # Tier 3: hands that drew their grasp's fault since their fingers closed
 
     # -- helpers -----------------------------------------------------------------------------------------------
     def _arm_and_object(self, arm_tag: object, name: object) -> tuple[ArmSide, ObjectInfo] | SkillResult:
@@ -421,10 +423,14 @@ class SimSkills:
         held: dict[str, str | None] = {}
         for side in ARM_SIDES:
             p.arms[side].set_gripper(grippers[side])  # let the fingers finish their travel
-            if grippers[side] < 0.5 and p.holder.held_by(side) is None:
-                taken, _ = p.holder.try_hold(side)
-                if taken is not None and p.faults.closed_on(side, taken) == "grasp_slip":
-                    self._slips[side] = (taken, float(p.arms[side].tcp_pose().position_m[2]))
+            closed = grippers[side] < 0.5
+            if closed and p.holder.held_by(side) is None:
+                self._hold(side, closing=side not in self._closed)
+            if closed:
+                self._closed.add(side)
+            else:
+                self._closed.discard(side)
+                self._drawn.discard(side)
             self._slip_if_lifted(side, grippers[side])
             held[side] = p.holder.held_by(side)
         for name in let_go:
@@ -432,6 +438,20 @@ class SimSkills:
             p.faults.let_go_off(name, offset_m)
             p.faults.placed(name, fault)
         return SkillResult.success(held=held)
+
+    def _hold(self, side: ArmSide, closing: bool) -> None:
+        """Tier 3: hold what lies between the ``side`` fingers. A grasp draws its fault once, when the hand first
+        holds something after its fingers closed; a later action only retries a hold that did not take, and takes
+        nothing the other hand holds (one object held by both hands stays with the hand that holds it)."""
+        p = self.parts
+        if not closing and any(p.holder.holder_of(n) not in (None, side) for n in p.holder.touching_both_fingers(side)):
+            return
+        taken, _ = p.holder.try_hold(side)
+        if taken is None or side in self._drawn:
+            return
+        self._drawn.add(side)
+        if p.faults.closed_on(side, taken) == "grasp_slip":
+            self._slips[side] = (taken, float(p.arms[side].tcp_pose().position_m[2]))
 
     def _slip_if_lifted(self, side: ArmSide, gripper_pos: float) -> None:
         """A ``grasp_slip`` drawn when a Tier 3 action closed the fingers acts once the hand has lifted the object
