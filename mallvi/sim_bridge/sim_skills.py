@@ -432,6 +432,9 @@ class SimSkills:
                 self._closed.discard(side)
                 self._drawn.discard(side)
             self._slip_if_lifted(side, grippers[side])
+        for side in ARM_SIDES:  # a fault that let go in one hand leaves the object in the other's closed fingers
+            if side in self._closed and p.holder.held_by(side) is None:
+                self._hold(side, closing=False)
             held[side] = p.holder.held_by(side)
         for name in let_go:
             fault, offset_m = p.faults.place_drawn(name)
