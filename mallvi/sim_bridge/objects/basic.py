@@ -62,8 +62,8 @@ def make_can(
     static: bool = False,
 ) -> SimObject:
     """An upright can: side grasps cp0..cp3 at mid-height, a top-down grasp cp4 near the top."""
-    parts = Parts(scene, density_kg_m3=400.0).cylinder((0, 0, height_m / 2), radius_m, height_m / 2,
-                                                       rgb or rgb_of(color))
+    parts = Parts(scene, density_kg_m3=400.0).rolling_cylinder((0, 0, height_m / 2), radius_m, height_m / 2,
+                                                               rgb or rgb_of(color), axis="z")
     grasps = [*_side_ring(0.5 * height_m), top_grasp((0, 0, height_m - 0.02))]
     return finish(parts, name, pose, label="can", category="round", size_m=(2 * radius_m, 2 * radius_m, height_m),
                   color=color, points=numbered("cp", grasps), static=static)
@@ -86,10 +86,12 @@ def make_bottle(
     body_h, shoulder_h, neck_top = 0.68 * height_m, 0.12 * height_m, 0.96 * height_m
     parts = (
         Parts(scene, density_kg_m3=300.0)
-        .cylinder((0, 0, body_h / 2), radius_m, body_h / 2, c)
-        .cylinder((0, 0, body_h + shoulder_h / 2), 0.65 * radius_m, shoulder_h / 2, c)
-        .cylinder((0, 0, (body_h + shoulder_h + neck_top) / 2), 0.016, (neck_top - body_h - shoulder_h) / 2, c)
-        .cylinder((0, 0, (neck_top + height_m) / 2), 0.018, (height_m - neck_top) / 2, PALETTE["white"])
+        .rolling_cylinder((0, 0, body_h / 2), radius_m, body_h / 2, c, axis="z")
+        .rolling_cylinder((0, 0, body_h + shoulder_h / 2), 0.65 * radius_m, shoulder_h / 2, c, axis="z")
+        .rolling_cylinder((0, 0, (body_h + shoulder_h + neck_top) / 2), 0.016, (neck_top - body_h - shoulder_h) / 2,
+                          c, axis="z")
+        .rolling_cylinder((0, 0, (neck_top + height_m) / 2), 0.018, (height_m - neck_top) / 2, PALETTE["white"],
+                          axis="z")
     )
     neck_z = 0.88 * height_m
     grasps = [*_side_ring(0.45 * height_m), top_grasp((0, 0, neck_z), 0.0), top_grasp((0, 0, neck_z), math.pi / 2)]

@@ -145,10 +145,11 @@ class Parts:
         self, center: Vec3, radius_m: float, half_length_m: float, rgb: RGB, *, axis: str = "x",
         density_kg_m3: float | None = None,
     ) -> Parts:
-        """A cylinder meant to lie and roll on its side. It looks round; it collides as a convex prism of
-        ``PRISM_SIDES`` sides, and the body resists rolling (``ROLLING_DAMPING_PER_S``). PhysX's analytic cylinder
-        (and a finer prism) speeds up as it rolls on a level table, 5 cm/s becoming 14 cm/s within two seconds,
-        and rolls on until it falls off; this one slows down and stops, as a real one would."""
+        """A cylinder that may roll on its side (a roller; a can or a bottle knocked over). It looks round; it
+        collides as a convex prism of ``PRISM_SIDES`` sides, and the body resists rolling
+        (``ROLLING_DAMPING_PER_S``). PhysX's analytic cylinder (and a finer prism) speeds up as it rolls on a level
+        table, 5 cm/s becoming 14 cm/s within two seconds, and rolls on until it falls off; this one slows down
+        and stops within a few seconds, sooner than a real one would."""
         self._angular_damping_per_s = ROLLING_DAMPING_PER_S
         pose = sapien.Pose(list(center), list(_AXIS_Q[axis]))
         angles = np.linspace(0.0, 2 * math.pi, PRISM_SIDES, endpoint=False)
