@@ -61,7 +61,6 @@ class SimSkills:
         self.grasping = parts.grasping
         self.grasp_refusal_threshold_m = grasp_refusal_threshold_m
         self._slips: dict[ArmSide, tuple[str, float]] = {}  # Tier 3: a drawn slip, until the hand lifts
-        self._closed: set[ArmSide] = set()  # Tier 3: hands whose fingers an earlier action closed
         self._drawn: set[ArmSide] = set()  # Tier 3: hands that drew their grasp's fault since their fingers closed
 
     # -- helpers -----------------------------------------------------------------------------------------------
@@ -414,6 +413,7 @@ class SimSkills:
                 return plan.result()
             plans[side] = plan
         let_go: list[str] = []
+        was_open = {side: p.arms[side].gripper_opening() >= 0.5 for side in ARM_SIDES}  # by any skill
         for side in ARM_SIDES:
             if grippers[side] > p.arms[side].gripper_opening() + 1e-6:
                 name = p.holder.release(side)
@@ -423,17 +423,13 @@ class SimSkills:
         held: dict[str, str | None] = {}
         for side in ARM_SIDES:
             p.arms[side].set_gripper(grippers[side])  # let the fingers finish their travel
-            closed = grippers[side] < 0.5
-            if closed and p.holder.held_by(side) is None:
-                self._hold(side, closing=side not in self._closed)
-            if closed:
-                self._closed.add(side)
-            else:
-                self._closed.discard(side)
-                self._drawn.discard(side)
+            if was_open[side]:
+                self._drawn.discard(side)  # the fingers were open: a closing now is a new grasp
+            if grippers[side] < 0.5 and p.holder.held_by(side) is None:
+                self._hold(side, closing=was_open[side])
             self._slip_if_lifted(side, grippers[side])
         for side in ARM_SIDES:  # a fault that let go in one hand leaves the object in the other's closed fingers
-            if side in self._closed and p.holder.held_by(side) is None:
+            if grippers[side] < 0.5 and p.holder.held_by(side) is None:
                 self._hold(side, closing=False)
             held[side] = p.holder.held_by(side)
         for name in let_go:

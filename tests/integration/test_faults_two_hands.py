@@ -161,3 +161,35 @@ def test_a_miss_with_no_room_to_push_the_roller_clear_is_not_injected(tmp_path: 
         assert world.injected_faults == [] and held == "roller" and bottom_m > 0.05
     finally:
         world.close()
+
+
+def test_a_hand_opened_by_another_skill_draws_a_new_fault_when_it_closes_again(tmp_path: Path) -> None:
+    """The graph opens a gripper with ``open_gripper`` between end-effector actions: closing it on the roller
+    again is a new grasp, with its own fault draw."""
+    task = get_task("grab_roller")
+    seed_global_rngs(1300000)
+    world = SimWorld.create(task.scene_spec(), 1300000, render=False, contingency=NEVER)
+    try:
+        injector = world.faults
+        assert injector is not None
+        draws: list[str | None] = []
+        drawn = injector.draw
+
+        def draw(skill: str) -> str | None:
+            draws.append(drawn(skill))
+            return draws[-1]
+
+        injector.draw = draw  # type: ignore[method-assign]
+        hands = Hands(ExpertContext(task, world, TraceWriter(tmp_path / "trace"), budget=100))
+        for back_m in (0.10, 0.0):
+            hands.pose["left"] = hands.ee_for_grasp("roller", "cp0", back_m)
+            assert hands.send()
+        hands.grip["left"] = 0.0
+        assert hands.send()
+        assert world.grasped_object("left") == "roller" and len(draws) == 1
+        assert world.skills.open_gripper("left").ok
+        assert world.grasped_object("left") is None
+        assert hands.send()  # the same pose, fingers closing again
+        assert world.grasped_object("left") == "roller" and len(draws) == 2, f"grasp draws: {draws}"
+    finally:
+        world.close()

@@ -36,7 +36,7 @@ _AXIS_Q: dict[str, QuatWXYZ] = {"x": IDENTITY_Q, "y": X_TO_Y_Q, "z": X_TO_Z_Q}
 FRICTION = 0.5
 #: a rolling object's cylinder (``Parts.rolling_cylinder``) collides as a convex prism of this many sides...
 PRISM_SIDES = 16
-#: ...and its body's angular damping (1/s) stands in for rolling resistance (a wooden pin on a wooden table)
+#: ...and its body's angular damping (1/s) stands in for rolling resistance (stronger than a real one's)
 ROLLING_DAMPING_PER_S = 5.0
 
 
