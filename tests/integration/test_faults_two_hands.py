@@ -1,8 +1,10 @@
-"""Faults of a Tier 3 grasp with both hands on one object (grab_roller's lift), as the expert performs it.
+"""Faults of Tier 3 grasps on the roller (grab_roller's two-handed lift), the hands moved as the expert moves them.
 
-Each hand's grasp draws one fault, when its fingers close on the roller; the actions after (the lift) draw none.
-A hand's miss leaves the roller held by the other hand or lying on the table, never up in the air between closed
-fingers with no hand holding it (which no plan can recover from: it shows no grasp frame from above).
+Each hand's grasp draws one fault, when its fingers close on the roller; the actions after (the lift) draw none,
+and fingers opened in between by ``open_gripper`` make the next closing a new grasp. A hand's miss or slip leaves
+the roller held by the other hand or lying on the table, never up in the air between closed fingers with no hand
+holding it (which no plan can recover from: it shows no grasp frame from above); a miss that cannot push the
+roller clear of the fingers is not injected.
 """
 
 from __future__ import annotations
