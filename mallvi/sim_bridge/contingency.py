@@ -177,12 +177,13 @@ class SimFaults:
             T_ee = arm.ee_pose().as_matrix()
             sideways = T_ee[:3, 2] if abs(T_ee[2, 2]) < 0.7 else T_ee[:3, 0]
             obj, tcp = self.objects.bodies[actor], np.asarray(arm.tcp_pose().position_m, dtype=float)
-            if not push_out_step(obj, sideways, GRIPPER_HALF_WIDTH_M, tcp)[1]:
+            step, fits = push_out_step(obj, sideways, GRIPPER_HALF_WIDTH_M, tcp)
+            if not fits:
                 # cut short, the push would leave the object between the closed fingers, held by nothing
                 log.info("no room to push %s out of the %s fingers: the miss is not injected", actor, side)
                 return None
             self.rig.holder.release(side)
-            push_out_of_grasp(obj, sideways, GRIPPER_HALF_WIDTH_M, tcp)
+            _shift_still(obj, step)
             self.injector.record(fault, "grasp", actor, self.clock.sim_time_s)
             self.clock.settle(0.5)
         return fault
@@ -235,9 +236,14 @@ def push_out_of_grasp(obj: SimObject, sideways_world: NDArray[np.float64], gripp
     the one with more room.
     """
     step, fits = push_out_step(obj, sideways_world, gripper_half_width_m, grasp_centre_world)
-    pose = obj.entity.get_pose()
-    _set_still(obj, sapien.Pose(p=np.asarray(pose.p, dtype=float) + step, q=pose.q))
+    _shift_still(obj, step)
     return fits
+
+
+def _shift_still(obj: SimObject, step_m: NDArray[np.float64]) -> None:
+    """Move ``obj`` by ``step_m`` (world), at rest."""
+    pose = obj.entity.get_pose()
+    _set_still(obj, sapien.Pose(p=np.asarray(pose.p, dtype=float) + step_m, q=pose.q))
 
 
 def push_out_step(obj: SimObject, sideways_world: NDArray[np.float64], gripper_half_width_m: float,

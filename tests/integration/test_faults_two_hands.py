@@ -25,6 +25,29 @@ from mallvi.tracing.trace import TraceWriter
 NEVER = "grasp_miss=0.000001"  # faults are drawn (and counted) but none happens
 
 
+def _roller_world(tmp_path: Path) -> tuple[SimWorld, Hands]:
+    """grab_roller's scene of seed 1300000 with faults drawn but never happening, and hands to move in it."""
+    task = get_task("grab_roller")
+    seed_global_rngs(1300000)
+    world = SimWorld.create(task.scene_spec(), 1300000, render=False, contingency=NEVER)
+    return world, Hands(ExpertContext(task, world, TraceWriter(tmp_path / "trace"), budget=100))
+
+
+def _record_draws(world: SimWorld) -> list[str | None]:
+    """The faults the world draws from now on, of any skill, appended as they are drawn."""
+    injector = world.faults
+    assert injector is not None
+    draws: list[str | None] = []
+    drawn = injector.draw
+
+    def draw(skill: str) -> str | None:
+        draws.append(drawn(skill))
+        return draws[-1]
+
+    injector.draw = draw  # type: ignore[method-assign]
+    return draws
+
+
 def _lift_with_both_hands(seed: int, forced: list[str | None], tmp_path: Path,
                           lift_more: bool = True) -> tuple[SimWorld, list[str]]:
     """The expert's two-handed grasp and lift, then (``lift_more``) one more lift; the k-th grasp draw made
@@ -73,13 +96,8 @@ def test_each_hand_draws_one_grasp_fault_for_the_whole_lift(tmp_path: Path) -> N
 def test_a_hand_whose_hold_did_not_take_draws_no_fault_while_the_other_holds(tmp_path: Path) -> None:
     """Both hands close on the roller and only the right one's hold takes (as when the left fingers had not
     settled): the left hand does not take the roller over at the next actions, drawing a new fault each time."""
-    task = get_task("grab_roller")
-    seed_global_rngs(1300000)
-    world = SimWorld.create(task.scene_spec(), 1300000, render=False, contingency=NEVER)
+    world, hands = _roller_world(tmp_path)
     try:
-        injector = world.faults
-        assert injector is not None
-        hands = Hands(ExpertContext(task, world, TraceWriter(tmp_path / "trace"), budget=100))
         for back_m in (0.10, 0.0):
             hands.pose["left"] = hands.ee_for_grasp("roller", "cp0", back_m)
             hands.pose["right"] = hands.ee_for_grasp("roller", "cp1", back_m)
@@ -89,14 +107,7 @@ def test_a_hand_whose_hold_did_not_take_draws_no_fault_while_the_other_holds(tmp
         holder = world.skills.parts.holder
         assert holder.holder_of("roller") == "right"
         holder.release("left")  # nothing to release: the left hand never held it since the right took it over
-        draws: list[str | None] = []
-        drawn = injector.draw
-
-        def draw(skill: str) -> str | None:
-            draws.append(drawn(skill))
-            return draws[-1]
-
-        injector.draw = draw  # type: ignore[method-assign]
+        draws = _record_draws(world)
         for _ in range(2):
             hands.shift("left", [0.0, 0.0, 0.02])
             hands.shift("right", [0.0, 0.0, 0.02])
@@ -132,9 +143,7 @@ def test_a_miss_with_no_room_to_push_the_roller_clear_is_not_injected(tmp_path: 
     left it between the closed fingers, held by no hand, and the lift carried it up all the same."""
     import sapien
 
-    task = get_task("grab_roller")
-    seed_global_rngs(1300000)
-    world = SimWorld.create(task.scene_spec(), 1300000, render=False, contingency=NEVER)
+    world, hands = _roller_world(tmp_path)
     try:
         roller = world.objects["roller"]
         T = roller.pose.to_transformation_matrix()
@@ -148,7 +157,6 @@ def test_a_miss_with_no_room_to_push_the_roller_clear_is_not_injected(tmp_path: 
         assert injector is not None
         drawn = injector.draw
         injector.draw = lambda skill: "grasp_miss" if skill == "grasp" else drawn(skill)  # type: ignore[method-assign]
-        hands = Hands(ExpertContext(task, world, TraceWriter(tmp_path / "trace"), budget=100))
         for back_m in (0.10, 0.0):
             hands.pose["left"] = hands.ee_for_grasp("roller", "cp0", back_m)
             assert hands.send()
@@ -168,21 +176,9 @@ def test_a_miss_with_no_room_to_push_the_roller_clear_is_not_injected(tmp_path: 
 def test_a_hand_opened_by_another_skill_draws_a_new_fault_when_it_closes_again(tmp_path: Path) -> None:
     """The graph opens a gripper with ``open_gripper`` between end-effector actions: closing it on the roller
     again is a new grasp, with its own fault draw."""
-    task = get_task("grab_roller")
-    seed_global_rngs(1300000)
-    world = SimWorld.create(task.scene_spec(), 1300000, render=False, contingency=NEVER)
+    world, hands = _roller_world(tmp_path)
     try:
-        injector = world.faults
-        assert injector is not None
-        draws: list[str | None] = []
-        drawn = injector.draw
-
-        def draw(skill: str) -> str | None:
-            draws.append(drawn(skill))
-            return draws[-1]
-
-        injector.draw = draw  # type: ignore[method-assign]
-        hands = Hands(ExpertContext(task, world, TraceWriter(tmp_path / "trace"), budget=100))
+        draws = _record_draws(world)
         for back_m in (0.10, 0.0):
             hands.pose["left"] = hands.ee_for_grasp("roller", "cp0", back_m)
             assert hands.send()
