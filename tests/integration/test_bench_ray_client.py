@@ -21,6 +21,7 @@ from mallvi.bench.runner import run_bench
 
 TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no rendering)
 HEAD_CPUS = 2
+START_S = 240  # each of the head's two start-up stages, on a loaded 2-core machine
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -54,7 +55,7 @@ def ray_client_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
          "--disable-usage-stats", "--temp-dir", str(temp_dir)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", client_port)) == 0:
@@ -62,11 +63,15 @@ def ray_client_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
             assert head.poll() is None, (head.stderr.read() if head.stderr else b"").decode()[-2000:]
             time.sleep(0.5)
         else:
-            pytest.fail("the Ray head's client server did not listen within 120 s")
-        # the client's server starts only once the head's node is up: wait for `ray status` to see it
-        while subprocess.run([str(ray_cli), "status", "--address", f"127.0.0.1:{gcs_port}"], env=env,
-                             capture_output=True, timeout=60).returncode != 0:
-            assert time.monotonic() < deadline, "the Ray head's node did not come up within 120 s"
+            pytest.fail(f"the Ray head's client server did not listen within {START_S} s")
+        # the client's server starts only once the head's node is up: wait for `ray status` to see it (a deadline of
+        # its own: on a loaded CI machine the node came up after the port listened but past a shared 120 s)
+        deadline = time.monotonic() + START_S
+        while (status := subprocess.run([str(ray_cli), "status", "--address", f"127.0.0.1:{gcs_port}"], env=env,
+                                        capture_output=True, text=True, timeout=90)).returncode != 0:
+            assert head.poll() is None, (head.stderr.read() if head.stderr else b"").decode()[-2000:]
+            assert time.monotonic() < deadline, (
+                f"the Ray head's node did not come up within {START_S} s; ray status said: {status.stderr[-1500:]}")
             time.sleep(1.0)
         yield f"ray://127.0.0.1:{client_port}"
     finally:
