@@ -35,6 +35,8 @@ TurnTo = Literal["away", "toward_robot", "left", "right", "for_hook"]
 """Where a turned object's handle points: away from the robot, towards it, to the robot's left or right, or
 across the hook of a later hang (its opening along the hook's rod)."""
 CROSS_SLOTS = ("center", "left", "right", "far", "near")
+#: skills that may close or open a hand
+GRIPPER_SKILLS = ("grasp_actor", "upright_actor", "place_actor", "open_gripper", "close_gripper", "execute_ee_action")
 
 
 class _Model(BaseModel):
@@ -319,12 +321,25 @@ class ActorReport(_Model):
                 return (float(pose[0]), float(pose[1]), float(pose[2]))
         return None
 
-    def only_homing_failed(self) -> bool:
-        """Whether the call that failed is an arm's way home (``back_to_origin``): the Actor stops at the first call
-        none of whose ways worked, so every call before it did its work, and the scene may show the subtask done."""
+    def only_retreat_failed(self) -> bool:
+        """Whether the call that failed is only an arm's way back from work it finished: its way home
+        (``back_to_origin``), or its rise after its fingers let go (an upward ``move_by_displacement`` of an arm
+        whose last gripper action before it opened the hand). The Actor stops at the first call none of whose ways
+        worked, so every call before it did its work, and the scene may show the subtask done."""
         ran = [c for c in self.commands if not c.args.get("recovery")]
-        return (not self.ok and bool(ran) and ran[-1].skill == "back_to_origin" and not ran[-1].ok
-                and self.failed_step is not None and self.failed_step.skill == "back_to_origin")
+        if self.ok or not ran or ran[-1].ok or self.failed_step is None or self.failed_step.skill != ran[-1].skill:
+            return False
+        last = ran[-1]
+        if last.skill == "back_to_origin":
+            return True
+        if last.skill != "move_by_displacement" or float(last.args.get("z") or 0.0) <= 0.0:
+            return False
+        for c in reversed(ran[:-1]):
+            if c.arm != last.arm or c.skill not in GRIPPER_SKILLS:
+                continue
+            return c.ok and (c.skill == "open_gripper" or (c.skill == "place_actor" and c.args.get("is_open", True)
+                                                           is not False))
+        return False
 
 
 class Verdict(_Model):

@@ -47,9 +47,9 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     except AgentError as e:
         v = Verdict(verdict="failure", failure_category="reflector_failed", blamed_agent="thinker",
                     explanation=f"no usable verdict: {e}")
-    if v.verdict == "success" and not report.ok and not report.only_homing_failed():
-        # a failed or refused step is never taken as done; an arm that did not get home after the work is left to
-        # the verdict (the scene shows whether the work was done)
+    if v.verdict == "success" and not report.ok and not report.only_retreat_failed():
+        # a failed or refused step is never taken as done; an arm that did not get home or rise clear after the
+        # work is left to the verdict (the scene shows whether the work was done)
         v = Verdict(verdict="failure", failure_category="execution_failed",
                     blamed_agent=report.failed_stage or "actor",
                     explanation=f"{report.message} (the Reflector's success verdict overruled)")

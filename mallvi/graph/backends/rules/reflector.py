@@ -66,16 +66,18 @@ class RulesReflector:
                 blamed = "grounder"  # the object was pushed or dropped: find it again before retrying
             failure = Verdict(verdict="failure", failure_category="execution_failed", blamed_agent=blamed,
                               explanation=report.message, failed_step=report.failed_step)
-            if not report.only_homing_failed():
+            if not report.only_retreat_failed():
                 return failure
-            # everything up to the way home worked: what the scene shows decides (the arm is not home yet; the
-            # next subtask's first motion, or its retry's parking, starts from where it is)
+            # everything up to the arm's way back worked: what the scene shows decides (the arm is where the
+            # Actor's clean-up left it; the next subtask's first motion, or its retry's parking, starts from there)
             judged = self._judge(subtask, report, before, fresh, cands, ctx)
             if judged.verdict != "success":
                 return failure.model_copy(update={"explanation": f"{report.message}; and {judged.explanation}"})
             arm = report.failed_step.arm if report.failed_step is not None else "one"
-            return judged.model_copy(update={"explanation": f"{judged.explanation} (the {arm} arm did not get "
-                                                            f"home: {report.message})"})
+            way = "get home" if report.failed_step is None or report.failed_step.skill == "back_to_origin" else \
+                "rise clear after letting go"
+            return judged.model_copy(update={"explanation": f"{judged.explanation} (the {arm} arm did not {way}: "
+                                                            f"{report.message})"})
         return self._judge(subtask, report, before, fresh, cands, ctx)
 
     def _judge(self, subtask: Subtask, report: ActorReport, before: dict[str, SceneObject], fresh: list[SceneObject],

@@ -25,6 +25,7 @@ T = TypeVar("T")
 CROSS_PITCH_M = 0.12  # a cross's arm: a block's width and a gripper's between neighbours
 RIM_CLEAR_M = 0.015  # an object lowered into a container passes this far above its rim (or handles)
 RELEASE_GAP_M = 0.005  # ... and is let go this far above the container's floor
+SHORT_DROPS_M = (0.03, 0.06)  # ... else this much higher, where the arm cannot reach down so far
 WALL_M = 0.01  # a container's wall, taken off its inner size
 CELL_MARGIN_M = 0.005  # an object in a row of cells keeps this much more from the walls
 NEAR_ARM_M = 0.035  # where the arm cannot reach a container's centre, it tries this much nearer its side
@@ -160,7 +161,8 @@ def lower_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z
                rim_z: float, toward_arm_m: float = 0.0) -> list[SkillCall]:
     """Carry the held object above ``spot_xy``, clear of the rim, lower it straight down to just above the floor,
     let go, rise and go home. Where the arm cannot get above the spot, it tries higher, then ``toward_arm_m``
-    nearer its own side."""
+    nearer its own side; where it cannot reach down to the floor, it lets go ``SHORT_DROPS_M`` higher (the
+    object drops the rest inside the container)."""
     above = rim_z + RIM_CLEAR_M
     drop = above - (floor_z + RELEASE_GAP_M)
     sign = -1.0 if arm == "left" else 1.0
@@ -169,7 +171,8 @@ def lower_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z
     return [
         _call("place_actor", arm, obj.id, [spot_xy[0], spot_xy[1], above], alternatives=higher,
               functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain="free"),
-        _call("move_by_displacement", arm, z=-drop),
+        _call("move_by_displacement", arm, z=-drop,
+              alternatives=[CallVariant(args={"z": -(drop - s)}) for s in SHORT_DROPS_M if drop - s > 0.0]),
         _call("open_gripper", arm),
         _call("move_by_displacement", arm, z=min(drop, 0.12),
               alternatives=[CallVariant(args={"z": r}) for r in (0.06, 0.03) if r < min(drop, 0.12)]),
