@@ -84,10 +84,12 @@ def test_a_failed_lowering_fails_the_subtask_whatever_the_scene_shows() -> None:
 
 def test_lowering_into_a_container_lets_go_higher_where_the_arm_cannot_reach_down() -> None:
     can = SceneObject(id="can", label="can", position_m=(0.1, -0.2, 0.8), size_m=(0.066, 0.066, 0.12))
-    calls = lower_into("right", can, (0.0, -0.18), floor_z=0.745, rim_z=0.80)
+    calls = lower_into("right", can, (0.0, -0.18), floor_z=0.745, rim_z=0.82)
     lowering = calls[1]
-    assert (lowering.skill, lowering.args["z"]) == ("move_by_displacement", pytest.approx(-(0.815 - 0.75)))
+    assert (lowering.skill, lowering.args["z"]) == ("move_by_displacement", pytest.approx(-(0.835 - 0.75)))
     drops = [float(v.args["z"] or 0.0) for v in lowering.alternatives]
-    assert drops == pytest.approx([-(0.065 - s) for s in SHORT_DROPS_M])
-    assert all(-0.065 < d < 0.0 for d in drops)  # every variant still goes down, less far
+    assert drops == pytest.approx([-(0.085 - s) for s in SHORT_DROPS_M])
+    assert all(-0.085 < d <= -0.01 for d in drops)  # every variant still goes down, less far
+    shallow = lower_into("right", can, (0.0, -0.18), floor_z=0.745, rim_z=0.80)  # a 6.5 cm lowering
+    assert [v.args["z"] for v in shallow[1].alternatives] == [pytest.approx(-0.035)]  # not one of 0.5 cm
     assert [c.skill for c in calls[2:]] == ["open_gripper", "move_by_displacement", "back_to_origin"]

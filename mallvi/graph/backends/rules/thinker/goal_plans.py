@@ -172,7 +172,7 @@ def lower_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z
         _call("place_actor", arm, obj.id, [spot_xy[0], spot_xy[1], above], alternatives=higher,
               functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain="free"),
         _call("move_by_displacement", arm, z=-drop,
-              alternatives=[CallVariant(args={"z": -(drop - s)}) for s in SHORT_DROPS_M if drop - s > 0.0]),
+              alternatives=[CallVariant(args={"z": -(drop - s)}) for s in SHORT_DROPS_M if drop - s >= 0.01]),
         _call("open_gripper", arm),
         _call("move_by_displacement", arm, z=min(drop, 0.12),
               alternatives=[CallVariant(args={"z": r}) for r in (0.06, 0.03) if r < min(drop, 0.12)]),

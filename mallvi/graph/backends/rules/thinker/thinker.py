@@ -34,6 +34,7 @@ from mallvi.graph.backends.rules.thinker.goal_plans import (
     tops_of,
     yaw_quat,
 )
+from mallvi.graph.backends.rules.thinker.members import member_out_of_place
 from mallvi.graph.backends.rules.thinker.pull import pulls
 from mallvi.graph.backends.rules.thinker.regrasp import regrasps
 from mallvi.graph.backends.rules.thinker.strategies import low_approach, nudges, steered
@@ -215,7 +216,26 @@ class RulesThinker:
     ) -> ActionPlan:
         """The usual plan; when it would repeat a failed attempt unchanged, the first alternative that does not
         (``alternatives``); when none is left, ``NoStrategyLeftError``. A goal planner's subtask (``goal_plan``)
-        takes its own variants in turn instead."""
+        takes its own variants in turn instead. A group's subtask whose object is in place already moves a member
+        that is not (``members.py``)."""
+        obj = _find(localized, subtask.obj)
+        target = _find(localized, subtask.target, exclude=obj.id) if obj is not None and subtask.target else None
+        if obj is not None and (member := member_out_of_place(
+                subtask, obj, target, localized, ctx.table_top_z,
+                held=lambda o: holder_of(o, ctx, list(localized.values())) is not None)) is not None:
+            ref = subtask.obj.model_copy(update={"instance": member.id, "phrase": f"the {member.label} ({member.id})"})
+            plan = self._think(subtask.model_copy(update={"obj": ref}), localized, scene, attempt, feedback, ctx,
+                               failed, failures)
+            where = target.id if target is not None else "its target"
+            return plan.model_copy(update={"rationale": f"{obj.id} is {subtask.relation} {where} already, "
+                                                        f"{member.id} is not: {plan.rationale}"})
+        return self._think(subtask, localized, scene, attempt, feedback, ctx, failed, failures)
+
+    def _think(
+        self, subtask: Subtask, localized: dict[str, SceneObject], scene: SceneMemory, attempt: int,
+        feedback: str | None, ctx: AgentContext, failed: FailedStep | None = None,
+        failures: Sequence[FailedAttempt] = (),
+    ) -> ActionPlan:
         if getattr(ctx, "action_space", "primitives") == "ee":
             return self._ee_variants(subtask, localized, scene, attempt, ctx, failures)
         goal = self._goal_variants(subtask, localized, scene, attempt, ctx, failed, failures)
