@@ -3,7 +3,8 @@
 A grasp frame is a world-frame pose at the grasp centre with x = the approach into the object and y = the finger
 opening. Objects name their grasps as contact points ("cp0".."cpN"); each is also offered turned about the approach
 (a parallel gripper is symmetric under that turn) and, for side grasps, tilted down; top-down grasps can be leaned
-about the finger axis when none upright reaches.
+about the finger axis when none upright reaches, and a side grasp whose fingers open up and down (an object that
+rolled onto its side) is turned to come from above when no other reaches.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ LYING_TILT_COS = math.cos(math.radians(30))  # an object whose z axis is further
 SIDE_GRASP_TILTS_DEG = (35, 55)  # extra tilted-down variants of side grasps
 TOP_GRASP_LEANS_DEG = (25, 40)  # top-down grasps leaned about the finger axis, tried when none upright reaches
 _FLIP_ABOUT_X = np.diag([1.0, -1.0, -1.0])  # a parallel gripper is symmetric under this rotation
+ROLL_AXIS_LEVEL = 0.3  # a side grasp is turned to come from above where its third axis is this level (|z| part)
 
 
 def frame_from(p: NDArray[np.float64], R: NDArray[np.float64]) -> Pose:
@@ -47,6 +49,27 @@ def leaned_top_grasps(frames: list[tuple[str, Pose]], lean_deg: int) -> list[tup
             R = Rotation.from_rotvec(sign * math.radians(lean_deg) * T[:3, 1]).as_matrix() @ T[:3, :3]
             leaned.append((f"{key}_lean{lean_deg}{tag}", frame_from(T[:3, 3], R)))
     return leaned
+
+
+def rolled_top_grasps(frames: list[tuple[str, Pose]]) -> list[tuple[str, Pose]]:
+    """The side grasps among ``frames`` whose fingers open up and down, each turned about the axis across its
+    approach and fingers until it approaches straight down, at the same point: the fingers then close along the old
+    approach. An object that rolled onto its side (a loaf, a can) turns its model's grasps with it, so that they
+    come from the side with a finger under it; where it is about as deep as it was wide, the same point is held
+    from above."""
+    rolled: list[tuple[str, Pose]] = []
+    down = np.array([0.0, 0.0, -1.0])
+    for key, frame in frames:
+        T = frame.as_matrix()
+        R = T[:3, :3]
+        if R[2, 0] < -0.9 or abs(R[2, 2]) > ROLL_AXIS_LEVEL:  # top-down already, or the turn would not reach down
+            continue
+        axis = R[:, 2]
+        approach = down - axis * float(axis @ down)
+        approach /= np.linalg.norm(approach)
+        rolled.append((f"{key}_rolled", frame_from(T[:3, 3], np.column_stack([approach, np.cross(axis, approach),
+                                                                              axis]))))
+    return rolled
 
 
 def bottom_of_lying(info: ObjectInfo, local_points: dict[str, Any]) -> NDArray[np.float64] | None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from mallvi.contracts.geometry import ArmSide, Pose
 from mallvi.contracts.skills import Failure, FailureKind
-from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, frame_from, leaned_top_grasps
+from mallvi.sim_bridge.grasp_frames import TOP_GRASP_LEANS_DEG, frame_from, leaned_top_grasps, rolled_top_grasps
 from mallvi.sim_bridge.motion import Motion
 from mallvi.sim_bridge.planning import ArmPlanner
 from mallvi.sim_bridge.skill_ports import FaultHooks, Rig
@@ -57,12 +57,14 @@ class GraspReach:
 
         Candidates are tried in tiers: the upright grasps, then the top-down ones leaned by each of
         ``TOP_GRASP_LEANS_DEG`` (for objects at the edge of the reach, or near the arm's base where a straight
-        vertical approach cannot be planned). Within a tier the three with the least joint travel are tried.
-        Returns the (key, frame) reached, or None with the reasons appended to ``reasons``. ``closed_fingers``:
-        both moves are planned with both grippers closed (``Motion.sync_planner``).
+        vertical approach cannot be planned), then side grasps with the fingers up and down turned to come from
+        above (``rolled_top_grasps``: an object lying on its side). Within a tier the three with the least joint
+        travel are tried. Returns the (key, frame) reached, or None with the reasons appended to ``reasons``.
+        ``closed_fingers``: both moves are planned with both grippers closed (``Motion.sync_planner``).
         """
         offset = self.rig.embodiment.tcp_offset_m
         tiers = [frames] + [leaned_top_grasps(frames, lean) for lean in TOP_GRASP_LEANS_DEG]
+        tiers.append(rolled_top_grasps(frames))
         for tier in tiers:
             options = self.reachable_grasps(side, tier, pre_grasp_dis, grasp_dis, reasons)
             for _, key, frame in sorted(options, key=lambda o: o[0])[:3]:
