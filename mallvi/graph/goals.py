@@ -66,6 +66,9 @@ class Box:
     #: says and it stands upright: "in" holds what is inside its walls, not inside its axis-aligned extent
     footprint_m: tuple[float, float] | None = None
     yaw_rad: float | None = None
+    #: where the object's own base is across the table (its frame's origin), when its model says: "in" a pan holds
+    #: it there too (a loaf leaning in the pan has its extent's middle nearer the pan's than its base)
+    base_xy_m: tuple[float, float] | None = None
 
     @property
     def bottom_z(self) -> float:
@@ -92,7 +95,8 @@ class Box:
         return Box(obj.id, obj.position_m, obj.size_m, inner, None if origin is None else float(origin[2]),
                    None if handle is None else (handle[0], handle[1], handle[2]),
                    None if hook is None else (hook[0], hook[1], hook[2]),
-                   None if obj.box_m is None or yaw is None else (obj.box_m[0], obj.box_m[1]), yaw)
+                   None if obj.box_m is None or yaw is None else (obj.box_m[0], obj.box_m[1]), yaw,
+                   None if origin is None else (float(origin[0]), float(origin[1])))
 
 
 UPRIGHT_MIN_COS = 0.9  # a frame whose z axis is this near vertical stands upright
@@ -179,6 +183,7 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             lx, ly = c * dx + sn * dy, -sn * dx + c * dy
             half = (b.footprint_m[0] / 2, b.footprint_m[1] / 2)
         ok_xy = abs(lx) < half[0] and abs(ly) < half[1]
+        base_note = ""
         if b.inner_xy_m is not None and math.dist(b.inner_xy_m, b.centre_m[:2]) > APPENDAGE_OFFSET_M:
             # a floor centre well off the extent's middle: a body with a handle (a pan), whose radius is the
             # narrower half-extent; the object lies within the body, in its middle third (a pan is filled at its
@@ -186,6 +191,10 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             body_r = min(b.size_m[0], b.size_m[1]) / 2
             ok_xy = (d + min(a.size_m[0], a.size_m[1]) / 2 <= body_r + IN_BODY_TOL_M
                      and d <= IN_BODY_MIDDLE_FRAC * body_r)
+            if a.base_xy_m is not None:  # its base in the middle third too
+                d_base = math.dist(a.base_xy_m, b.inner_xy_m)
+                ok_xy = ok_xy and d_base <= IN_BODY_MIDDLE_FRAC * body_r
+                base_note = f", its base {d_base * 100:.1f} cm off the middle"
         nested = max(a.size_m[0], a.size_m[1]) >= NEST_RATIO * min(b.size_m[0], b.size_m[1])
         if nested:  # a bowl in a bowl: centred on it
             ok_xy = d < ON_XY_MAX_M
@@ -204,7 +213,7 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             h = a.base_z - b.top_z
             above = (f", its base {h * 100:.1f} cm above the rim" if h >= 0
                      else f", its base only {-h * 100:.1f} cm below the rim")
-        return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}{above}"
+        return ok_xy and ok_z, f"{a.name} offset ({dx * 100:.1f}, {dy * 100:.1f}) cm from {b.name}{base_note}{above}"
     if relation == "hung_on":
         h = a.bottom_z - table_top_z
         reach = max(b.size_m[0], b.size_m[1]) / 2 + max(a.size_m[0], a.size_m[1])

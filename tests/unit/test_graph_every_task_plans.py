@@ -147,6 +147,18 @@ def test_in_a_pan_means_within_its_body_not_anywhere_over_its_handle() -> None:
     assert relation_holds("in", Box("bottle", (0.0, 0.09, TABLE_Z + 0.1), (0.06, 0.06, 0.2)), bin_, TABLE_Z)[0]
 
 
+def test_in_a_pan_holds_a_leaning_loaf_to_where_its_base_is_too() -> None:
+    """The task's check measures the loaf's base (its frame's origin), not its extent's middle: a loaf leaning in
+    the pan, its middle 3.1 cm off the pan's and its base 3.6 cm, was judged in the pan where the check (3.5 cm)
+    failed (place_bread_skillet under medium faults, a false success)."""
+    def leaning(base_dx: float) -> Box:
+        return Box("bread", (0.031, -0.1, TABLE_Z + 0.03), (0.116, 0.059, 0.057), base_xy_m=(base_dx, -0.1))
+
+    holds, why = relation_holds("in", leaning(0.036), _pan(), TABLE_Z)
+    assert not holds and "its base 3.6 cm off the middle" in why
+    assert relation_holds("in", leaning(0.026), _pan(), TABLE_Z)[0]
+
+
 def test_an_object_put_at_the_centre_must_be_where_it_was_put() -> None:
     sub = Subtask(text="move the red block to the centre", action="move", obj=_ref("red_block", "block"),
                   relation="center")
