@@ -37,6 +37,8 @@ across the hook of a later hang (its opening along the hook's rod)."""
 CROSS_SLOTS = ("center", "left", "right", "far", "near")
 #: skills that may close or open a hand
 GRIPPER_SKILLS = ("grasp_actor", "upright_actor", "place_actor", "open_gripper", "close_gripper", "execute_ee_action")
+HOLDING_SKILLS = ("grasp_actor", "upright_actor", "close_gripper")  # with an object: the hand holds it after the call
+LETTING_GO_SKILLS = ("place_actor", "open_gripper")  # the hand is empty after the call
 
 
 class _Model(BaseModel):
@@ -293,6 +295,7 @@ class CommandRecord(_Model):
     ok: bool
     message: str
     kind: FailureKind | None = None  # set when ok is False
+    ref: str | None = None  # the plan's id of the call's object (``args["object"]`` is the robot's name for it)
 
     model_config = ConfigDict(extra="forbid", use_enum_values=True)
 
@@ -320,6 +323,22 @@ class ActorReport(_Model):
             if c.skill == "place_actor" and c.ok and isinstance(pose, list) and len(pose) >= 3:
                 return (float(pose[0]), float(pose[1]), float(pose[2]))
         return None
+
+    def left_in_hand(self) -> dict[str, str]:
+        """The objects this attempt left in a hand, plan id -> arm: the arm's last call that took hold of the object
+        (a grasp, a standing up, or a closing on it) succeeded, and the arm neither put it down nor opened its hand
+        since (a place whose motion had no plan keeps it; the gripper's own sensing says whether it is still
+        there)."""
+        held: dict[str, str] = {}
+        for c in self.commands:
+            if not c.ok or c.arm not in ("left", "right"):
+                continue
+            if c.skill in HOLDING_SKILLS and c.ref is not None:
+                held = {o: a for o, a in held.items() if a != c.arm and o != c.ref}
+                held[c.ref] = c.arm
+            elif c.skill in LETTING_GO_SKILLS:
+                held = {o: a for o, a in held.items() if a != c.arm}
+        return held
 
     def only_retreat_failed(self) -> bool:
         """Whether the call that failed is only an arm's way back from work it finished: its way home

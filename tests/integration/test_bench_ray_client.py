@@ -24,6 +24,7 @@ TASK = "place_burger_fries"  # cheap for the expert (about 2 s an episode, no re
 HEAD_CPUS = 2
 START_S = 240  # each of the head's two start-up stages, on a loaded 2-core machine
 ROOT = Path(__file__).resolve().parents[2]
+_TEMP_DIRS: dict[str, Path] = {}  # a head's temporary folder, by its client server's port
 
 
 def _free_port() -> int:
@@ -74,6 +75,7 @@ def ray_client_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
             assert time.monotonic() < deadline, (
                 f"the Ray head's node did not come up within {START_S} s; ray status said: {status.stderr[-1500:]}")
             time.sleep(1.0)
+        _TEMP_DIRS[str(client_port)] = temp_dir
         yield f"ray://127.0.0.1:{client_port}"
     finally:
         # the head and the processes it started, nothing else: a throw-away cluster needs no graceful stop (Ray's
@@ -96,6 +98,15 @@ def _kill_left_behind(temp_dir: Path) -> None:
             continue
 
 
+def _client_server_logs(address: str) -> str:
+    """The tails of the per-connection client servers' error logs of the head at ``address``."""
+    port = address.rsplit(":", 1)[1]
+    tails = []
+    for path in sorted(Path(_TEMP_DIRS[port]).glob("session_latest/logs/ray_client_server*.err")):
+        tails.append(f"{path.name}: {path.read_text(errors='replace')[-800:]}")
+    return "\n".join(tails) or "(none written)"
+
+
 @pytest.mark.slow
 def test_a_bench_through_ray_client_matches_a_local_run_seed_for_seed(ray_client_address: str, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,9 +121,10 @@ def test_a_bench_through_ray_client_matches_a_local_run_seed_for_seed(ray_client
         try:
             via_client = run_bench(cfg, tmp_path / f"ray{attempt}", ray_address=ray_client_address)  # no --workers
             break
-        except ServiceUnavailableError:
+        except ServiceUnavailableError as e:
             if attempt == 2:
-                raise
+                pytest.fail(f"{e}\nthe client servers' logs:\n{_client_server_logs(ray_client_address)}")
+            time.sleep(10.0)  # the machine's load passes before the next connection
         finally:
             ray.shutdown()
     assert via_client is not None

@@ -286,7 +286,7 @@ def _run_call(ctx: GraphContext, call: SkillCall, name: str | None,
     args = {"object": name, "target_pose": call.target_pose, **call.args}
     kind = None if result.ok else (result.kind or FailureKind.OTHER)
     records.append(CommandRecord(skill=call.skill, arm=call.arm, args=args, ok=result.ok, message=result.message,
-                                 kind=kind))
+                                 kind=kind, ref=call.object))
     ctx.emit("actor_command", arm=call.arm, skill=call.skill, args=args, ok=result.ok, message=result.message,
              **({"failure_kind": str(kind)} if kind is not None else {}))
     return kind, result
