@@ -1,10 +1,11 @@
 """An object a hand holds: the camera may not see it between the fingers, yet it is there.
 
 An object counts as held by an arm when that arm's gripper still senses something between its fingers and either
-the last attempt left it in that hand (``ActorReport.left_in_hand``: a place whose motion had no plan keeps it) or
-the last finished subtask that concerned it ended with the Reflector's check ``held_by(object, arm)`` holding. It
-is then looked for in the image nearest the hand, and localised between that arm's fingers (marked ``memory: held
-by the <arm> gripper``) where the image does not show it.
+an attempt left it in that hand (the Actor's record, ``ActorReport.left_in_hand``: a place whose motion had no plan
+keeps it) or the last finished subtask that concerned it ended with the Reflector's check ``held_by(object, arm)``
+holding. It is then looked for in the image nearest the hand, kept in the scene by a re-scan that no longer sees
+it, and localised between that arm's fingers (marked ``memory: held by the <arm> gripper``) where the image does
+not show it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def _senses(ctx: AgentContext, arm: ArmSide) -> bool:
 def holding_arm(state: GraphState, ctx: AgentContext, object_id: str) -> ArmSide | None:
     """The arm holding ``object_id`` (see the module's docstring), else None."""
     report = state["actor_report"]
-    kept = report.left_in_hand().get(object_id) if report is not None else None
+    record = state.get("in_hand")
+    kept = (record if record is not None else report.left_in_hand() if report is not None else {}).get(object_id)
     if kept in ("left", "right"):
         arm_now: ArmSide = "left" if kept == "left" else "right"
         return arm_now if _senses(ctx, arm_now) else None

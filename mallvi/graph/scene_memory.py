@@ -91,10 +91,64 @@ def _covers(top: SceneObject, below: SceneObject) -> bool:
     return _xy_dist(top, below) <= reach and top_bottom >= below_top - COVER_MARGIN_M
 
 
-def reconcile(previous: list[SceneObject], scan: list[SceneObject],
-              relations: list[Predicate]) -> tuple[list[SceneObject], list[Predicate]]:
+def _alike(a: SceneObject, b: SceneObject) -> bool:
+    return a.color == b.color and canonical_label(a.label) == canonical_label(b.label)
+
+
+def _near(xyz: tuple[float, float, float], o: SceneObject) -> bool:
+    return math.hypot(xyz[0] - o.position_m[0], xyz[1] - o.position_m[1]) <= SAME_OBJECT_XY_M
+
+
+def shifted_names(previous: list[SceneObject], scan: list[SceneObject],
+                  known_xyz: dict[str, tuple[float, float, float]]) -> dict[int, str]:
+    """Scan index -> the earlier id it is, for a scanned object that carries an alike object's earlier id while it
+    stands where exactly one other alike object was last known (``known_xyz``, else the earlier scan) and that one
+    is not seen under its own id there: a scan names alike objects (three bottles) in its own order, and one that
+    left the view (held up out of it) shifts the others' names."""
+    where = {p.id: known_xyz.get(p.id, p.position_m) for p in previous}
+    ids = set(where)
+    out: dict[int, str] = {}
+    for i, o in enumerate(scan):
+        if o.id not in ids or _near(where[o.id], o):
+            continue
+        others = [p for p in previous if p.id != o.id and _alike(p, o) and _near(where[p.id], o)]
+        if len(others) == 1 and not any(q.id == others[0].id and _near(where[q.id], q) for q in scan):
+            out[i] = others[0].id
+    return out if len(set(out.values())) == len(out) else {}
+
+
+def _fresh_id(base: str, taken: set[str]) -> str:
+    stem = base.rsplit("_", 1)[0] if base.rsplit("_", 1)[-1].isdigit() else base
+    k = 2
+    while f"{stem}_{k}" in taken:
+        k += 1
+    return f"{stem}_{k}"
+
+
+def reconcile(previous: list[SceneObject], scan: list[SceneObject], relations: list[Predicate],
+              known_xyz: dict[str, tuple[float, float, float]] | None = None,
+              ) -> tuple[list[SceneObject], list[Predicate]]:
     """The objects of ``scan`` under the ids of ``previous`` where they are the same object, plus the earlier
-    objects hidden under a newly seen one; ``relations`` renamed to match."""
+    objects hidden under a newly seen one; ``relations`` renamed to match. ``known_xyz``: where each earlier
+    object was last known, when the graph knows better than the earlier scan (``shifted_names``)."""
+    shifted = shifted_names(previous, scan, known_xyz or {})
+    if shifted:
+        taken = {o.id for o in scan} | {p.id for p in previous}
+        first: dict[str, str] = {}
+        moved_scan = []
+        for i, o in enumerate(scan):
+            new_id = shifted.get(i)
+            if new_id is None and o.id in shifted.values():  # its name went to the object it belongs to
+                new_id = _fresh_id(o.id, taken)
+                taken.add(new_id)
+            if new_id is None:
+                moved_scan.append(o)
+                continue
+            first[o.id] = new_id
+            label = next((p.label for p in previous if p.id == new_id), o.label)
+            moved_scan.append(o.model_copy(update={"id": new_id, "label": label}))
+        scan = moved_scan
+        relations = [r.model_copy(update={"args": [first.get(a, a) for a in r.args]}) for r in relations]
     ids_now = {o.id for o in scan}
     unmatched = [o for o in previous if o.id not in ids_now]
     rename: dict[str, str] = {}

@@ -6,6 +6,7 @@ metres (+x robot's right, +y away from the robot, +z up).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
@@ -324,12 +325,12 @@ class ActorReport(_Model):
                 return (float(pose[0]), float(pose[1]), float(pose[2]))
         return None
 
-    def left_in_hand(self) -> dict[str, str]:
-        """The objects this attempt left in a hand, plan id -> arm: the arm's last call that took hold of the object
-        (a grasp, a standing up, or a closing on it) succeeded, and the arm neither put it down nor opened its hand
-        since (a place whose motion had no plan keeps it; the gripper's own sensing says whether it is still
-        there)."""
-        held: dict[str, str] = {}
+    def left_in_hand(self, before: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The objects in a hand after this attempt, plan id -> arm: those ``before`` it (the graph's record) and
+        those it took hold of (a grasp, a standing up, or a closing on it, that succeeded), less those whose arm put
+        them down or opened its hand since (a place whose motion had no plan keeps it; the gripper's own sensing
+        says whether it is still there)."""
+        held: dict[str, str] = dict(before or {})
         for c in self.commands:
             if not c.ok or c.arm not in ("left", "right"):
                 continue

@@ -73,6 +73,7 @@ class GraphState(TypedDict):
     history: list[Verdict]
     failures: dict[str, list[FailedAttempt]]  # per subtask index: its failed attempts (graph/failure_memory.py)
     placed_at: NotRequired[dict[str, list[float]]]  # per completed subtask: where its object was put (re-checked)
+    in_hand: NotRequired[dict[str, str]]  # the objects the attempts left in a hand, by the Actor's record: id -> arm
     retry_from: str | None
     status: RunStatus
     failure_report: FailureReport | None

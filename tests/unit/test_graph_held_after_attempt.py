@@ -12,8 +12,12 @@ from langgraph.runtime import Runtime
 from mallvi.contracts.observation import Observation
 from mallvi.contracts.skills import FailureKind
 from mallvi.graph.in_hand import holding_arm
+from mallvi.graph.nodes.actor import actor
+from mallvi.graph.nodes.descriptor import descriptor
 from mallvi.graph.nodes.grounder import grounder
+from mallvi.graph.scene_memory import reconcile
 from mallvi.graph.schemas import (
+    ActionPlan,
     ActorReport,
     CommandRecord,
     Detection2D,
@@ -21,6 +25,7 @@ from mallvi.graph.schemas import (
     Plan,
     SceneMemory,
     SceneObject,
+    SkillCall,
     Subtask,
 )
 from mallvi.graph.state import initial_state
@@ -109,3 +114,66 @@ def test_the_bottle_a_failed_place_left_in_the_hand_is_looked_for_at_the_hand() 
     state = _state(world, placed)
     assert holding_arm(state, ctx, "bottle_c") is None  # type: ignore[arg-type]
     assert grounder(state, Runtime(context=ctx))["detections"]["bottle_c"].source == "bottle_a"
+
+
+def _seen(name: str, x: float, y: float, label: str = "bottle") -> SceneObject:
+    return SceneObject(id=name, label=label, color="white", size_m=(0.07, 0.07, 0.2), position_m=(x, y, 0.84),
+                       source="fake")
+
+
+def test_a_rescan_whose_alike_names_shifted_keeps_each_object_under_its_own_id() -> None:
+    # bottle_2 went up out of view in a hand: the scan names the two it sees "bottle" and "bottle_2" in its order
+    before = [_seen("bottle", -0.38, 0.04), _seen("bottle_2", 0.30, -0.10), _seen("bottle_3", -0.35, -0.09)]
+    scan = [_seen("bottle", -0.38, 0.04), _seen("bottle_2", -0.35, -0.09)]
+    objects, _ = reconcile(before, scan, [], {"bottle_2": (0.35, 0.0, 1.2)})
+    assert {o.id: o.position_m[:2] for o in objects} == {"bottle": (-0.38, 0.04), "bottle_3": (-0.35, -0.09)}
+    # two names swapped: each goes back to the object that stands where it was
+    swapped = [_seen("bottle", -0.35, -0.09), _seen("bottle_3", -0.38, 0.04)]
+    objects, _ = reconcile(before, swapped, [], {"bottle_2": (0.35, 0.0, 1.2)})
+    assert {o.id: o.position_m[:2] for o in objects} == {"bottle_3": (-0.35, -0.09), "bottle": (-0.38, 0.04)}
+    # a bowl put on an alike one: both were last known at the nest, which is which is not guessed
+    bowls = [_seen("bowl", 0.0, -0.1, "bowl"), _seen("bowl_2", 0.0, -0.1, "bowl")]
+    nest = [_seen("bowl", 0.0, -0.1, "bowl"), _seen("bowl_2", 0.01, -0.1, "bowl")]
+    assert [o.id for o in reconcile(bowls, nest, [])[0]] == ["bowl", "bowl_2"]
+
+
+@dataclass
+class _NamesInOrder(FakePerception):
+    """A scan that names alike objects in its own order (bottle, bottle_2, ...) and cannot see a held one."""
+
+    def scan(self, obs: Observation) -> list[SceneObject]:
+        held = set(self.world.held.values())
+        seen = [o for o in super().scan(obs) if o.id not in held]
+        return [o.model_copy(update={"id": "bottle" if i == 0 else f"bottle_{i + 1}"}) for i, o in enumerate(seen)]
+
+
+def test_a_rescan_keeps_the_bottle_a_hand_holds_out_of_view_and_the_others_under_their_ids() -> None:
+    world = FakeWorld({"bottle": _bottle("bottle", [-0.38, 0.04, 0.84]),
+                       "bottle_2": _bottle("bottle_2", [0.35, 0.0, 1.2]),
+                       "bottle_3": _bottle("bottle_3", [-0.35, -0.09, 0.84])})
+    world.held["right"], world.grip["right"] = "bottle_2", 0.4
+    ctx = fake_context(world, perception=_NamesInOrder(world))
+    scene = [_seen("bottle", -0.38, 0.04), _seen("bottle_2", 0.30, -0.10), _seen("bottle_3", -0.35, -0.09)]
+    state = _state(world, ActorReport(ok=False, message="no object within 3 cm of perceived bottle_2"))
+    state.update(scene=SceneMemory(objects=scene), localized={o.id: o for o in scene},
+                 bindings={"b1": "bottle", "b2": "bottle_2", "b3": "bottle_3"}, in_hand={"bottle_2": "right"},
+                 stage_error=None)
+    rescanned = descriptor(state, Runtime(context=ctx))["scene"]  # type: ignore[arg-type]
+    where = {o.id: (round(o.position_m[0], 2), round(o.position_m[1], 2)) for o in rescanned.objects}
+    assert where == {"bottle": (-0.38, 0.04), "bottle_3": (-0.35, -0.09), "bottle_2": (0.35, 0.0)}
+    assert rescanned.get("bottle_2").source == "memory: held by the right gripper"  # type: ignore[union-attr]
+
+
+def test_the_actor_carries_what_the_hands_hold_across_attempts() -> None:
+    world = FakeWorld({"bottle_c": _bottle("bottle_c", [0.1, -0.1, TABLE_Z + 0.1])})
+    ctx = fake_context(world)
+    state = _state(world, ActorReport(ok=False, message=""))
+    state.update(action_plan=ActionPlan(calls=[SkillCall(skill="grasp_actor", arm="left", object="bottle_c")]),
+                 localized={"bottle_c": _seen("bottle_c", 0.1, -0.1)})
+    update = actor(state, Runtime(context=ctx))  # type: ignore[arg-type]
+    assert update["actor_report"].ok and update["in_hand"] == {"bottle_c": "left"}
+    # the next attempt is refused before anything moves (an object never localised): the record stands
+    state.update(update, action_plan=ActionPlan(calls=[SkillCall(skill="place_actor", arm="left", object="bin")]))
+    update = actor(state, Runtime(context=ctx))  # type: ignore[arg-type]
+    assert not update["actor_report"].ok and update["in_hand"] == {"bottle_c": "left"}
+    assert holding_arm({**state, **update}, ctx, "bottle_c") == "left"  # type: ignore[arg-type]

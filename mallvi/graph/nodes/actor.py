@@ -150,7 +150,14 @@ def blame_for(kind: FailureKind | None) -> AgentName:
 
 
 def actor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-    ctx = runtime.context
+    update = _act(state, runtime.context)
+    # what the hands hold by the graph's own record, carried across attempts (an attempt refused before anything
+    # moved changes nothing): an object left in a hand is looked for there (``in_hand.holding_arm``)
+    update["in_hand"] = update["actor_report"].left_in_hand(state.get("in_hand"))
+    return update
+
+
+def _act(state: GraphState, ctx: GraphContext) -> dict[str, Any]:
     plan = state["action_plan"]
     localized = state["localized"]
     records: list[CommandRecord] = []

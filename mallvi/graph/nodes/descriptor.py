@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import MODEL_FAILURE, CallLog
 from mallvi.graph.context import GraphContext
+from mallvi.graph.in_hand import holding_arm, in_hand
 from mallvi.graph.scene_memory import found_from_above, reconcile, recover_from_view
 from mallvi.graph.schemas import SceneMemory, SceneObject
 from mallvi.graph.second_look import clear_view, look_from_above, look_spots
@@ -33,7 +34,8 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
         return {"llm_calls": log.records, "image_ids": [image_id]}
     image_ids = [image_id]
     if previous is not None:  # a re-scan: keep the ids the plan is bound to, and objects now covered by others
-        scene = _merged(previous, scene, ctx)
+        scene = _merged(previous, scene, ctx, _last_known_xyz(state, ctx))
+        scene = _with_held(state, previous, scene, ctx)
         err = state["stage_error"]
         if err is not None and err.lost:
             scene, image_id = _second_look(state, previous, scene, image_id, image_ids, ctx, log)
@@ -61,7 +63,9 @@ def _second_look(state: GraphState, previous: SceneMemory, scene: SceneMemory, i
         again_id = ctx.artifacts.put("descriptor_scan", again.rgb, node="descriptor")
         image_ids.append(again_id)
         with contextlib.suppress(AgentError):  # nothing usable this time: the first look stands
-            scene = _merged(previous, ctx.backends.descriptor.describe(again, ctx, previous, log), ctx)
+            scene = _merged(previous, ctx.backends.descriptor.describe(again, ctx, previous, log), ctx,
+                            _last_known_xyz(state, ctx))
+            scene = _with_held(state, previous, scene, ctx)
             image_id = again_id
     wanted = _lost_bound(state, previous, scene)
     if not wanted or not ctx.wrist_views:
@@ -94,10 +98,33 @@ def _lost_bound(state: GraphState, previous: SceneMemory, scene: SceneMemory) ->
     return out
 
 
-def _merged(previous: SceneMemory, scene: SceneMemory, ctx: GraphContext) -> SceneMemory:
+def _last_known_xyz(state: GraphState, ctx: GraphContext) -> dict[str, tuple[float, float, float]]:
+    """Where the graph last knew each localised object: at the hand that holds it, else where it was localised."""
+    out = {}
+    for oid, o in state["localized"].items():
+        arm = holding_arm(state, ctx, oid)
+        out[oid] = in_hand(o, arm, ctx).position_m if arm is not None else o.position_m
+    return out
+
+
+def _with_held(state: GraphState, previous: SceneMemory, scene: SceneMemory, ctx: GraphContext) -> SceneMemory:
+    """The scene with each object the plan is bound to that a hand holds and the re-scan did not see (held up out
+    of view, or hidden by the fingers) kept, at the hand (``in_hand``)."""
+    here = {o.id for o in scene.objects}
+    kept = []
+    for oid in dict.fromkeys(state["bindings"].values()):
+        last = state["localized"].get(oid) or previous.get(oid)
+        if oid in here or last is None or (arm := holding_arm(state, ctx, oid)) is None:
+            continue
+        kept.append(in_hand(last, arm, ctx))
+    return scene.model_copy(update={"objects": [*scene.objects, *kept]}) if kept else scene
+
+
+def _merged(previous: SceneMemory, scene: SceneMemory, ctx: GraphContext,
+            known_xyz: dict[str, tuple[float, float, float]]) -> SceneMemory:
     """A re-scan's scene with the ids the plan is bound to kept, objects now covered by others kept, and the
     objects the main camera lost looked for in the other views."""
-    objects, relations = reconcile(previous.objects, scene.objects, scene.relations)
+    objects, relations = reconcile(previous.objects, scene.objects, scene.relations, known_xyz)
     for name, view in ctx.extra_views.items():
         if not {p.id for p in previous.objects} - {o.id for o in objects}:
             break

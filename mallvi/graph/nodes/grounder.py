@@ -32,13 +32,14 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
         o = scene.get(oid)
         queries[oid] = " ".join(w for w in ((o.color if o else None), (o.label if o else oid)) if w)
     last = {oid: o.position_m for oid, o in state["localized"].items()}
+    at_hand: dict[str, tuple[float, float, float]] = {}
     for oid in state["focus"]:
         # an object a hand holds is where the hand is, not where it was last localised (alike bottles: the held
         # one, looked for where it stood, was taken for one already in the bin)
         known = state["localized"].get(oid) or scene.get(oid)
         if known is not None and (arm := holding_arm(state, ctx, oid)) is not None:
-            last[oid] = in_hand(known, arm, ctx).position_m
-    candidates = nearest_first(ctx.perception.detect(obs, queries), scene, obs, last)
+            last[oid] = at_hand[oid] = in_hand(known, arm, ctx).position_m
+    candidates = near_the_hand(nearest_first(ctx.perception.detect(obs, queries), scene, obs, last), obs, at_hand)
     try:
         chosen = ctx.backends.grounder.choose(current_subtask(state), state["focus"], scene, candidates,
                                               attempt_of(state), log)
@@ -68,6 +69,27 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
         update["stage_error"] = StageError(agent="grounder", message=f"not detected: {', '.join(missing)}",
                                              lost=True)
     return update
+
+
+HELD_SEEN_WITHIN_M = 0.12  # a held object's detection lies this close to the hand's grasp centre (its centre, in 3D)
+
+
+def near_the_hand(candidates: dict[str, list[Detection2D]], obs: Observation,
+                  at_hand: dict[str, tuple[float, float, float]]) -> dict[str, list[Detection2D]]:
+    """Each held object's candidates (``at_hand``: its grasp centre) cut to those whose box centre is within
+    ``HELD_SEEN_WITHIN_M`` of the hand in the image: a held object the fingers or the view hide is not taken for an
+    alike object elsewhere; it is then localised at the hand."""
+    out = dict(candidates)
+    for oid, centre in at_hand.items():
+        ring = np.array([centre] * 4, dtype=np.float64)
+        ring[1:] += HELD_SEEN_WITHIN_M * np.eye(3)  # the centre and a point that far along each axis
+        uv, z = project(ring, obs.K, obs.T_world_cam)
+        if oid not in out or bool(np.any(z <= 0)):
+            continue
+        radius_px = max(math.dist(uv[0], p) for p in uv[1:])
+        out[oid] = [d for d in out[oid] if math.dist(((d.box_xyxy[0] + d.box_xyxy[2]) / 2,
+                                                       (d.box_xyxy[1] + d.box_xyxy[3]) / 2), uv[0]) <= radius_px]
+    return out
 
 
 def nearest_first(candidates: dict[str, list[Detection2D]], scene: SceneMemory, obs: Observation,
