@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from mallvi.graph.refs import canonical_label
-from mallvi.graph.schemas import Predicate, SceneObject, Subtask
+from mallvi.graph.schemas import Predicate, SceneMemory, SceneObject, Subtask
 from mallvi.perception.object_points import MODEL_SOURCE
 
 SAME_OBJECT_XY_M = 0.04
@@ -263,6 +263,18 @@ def aligned_names(fresh: list[SceneObject], before: dict[str, SceneObject], subt
             names[tinted[0]] = oid
             free.remove(tinted[0])
     return names
+
+
+def settled_at_scan(localized: dict[str, SceneObject], scene: SceneMemory) -> dict[str, SceneObject]:
+    """The localised objects where a re-scan's scene (its ids reconciled with the earlier ones) holds them; one the
+    scene lacks keeps its last position."""
+    out = dict(localized)
+    for oid, old in localized.items():
+        seen = scene.get(oid)
+        if seen is not None:
+            out[oid] = old.model_copy(update={"position_m": seen.position_m, "size_m": seen.size_m, "box_m": seen.box_m,
+                                              "box_yaw_rad": seen.box_yaw_rad, "points": seen.points})
+    return out
 
 
 def settled(localized: dict[str, SceneObject], fresh: list[SceneObject], subtask: Subtask,

@@ -158,10 +158,13 @@ def test_a_rescan_keeps_the_bottle_a_hand_holds_out_of_view_and_the_others_under
     state.update(scene=SceneMemory(objects=scene), localized={o.id: o for o in scene},
                  bindings={"b1": "bottle", "b2": "bottle_2", "b3": "bottle_3"}, in_hand={"bottle_2": "right"},
                  stage_error=None)
-    rescanned = descriptor(state, Runtime(context=ctx))["scene"]  # type: ignore[arg-type]
+    update = descriptor(state, Runtime(context=ctx))  # type: ignore[arg-type]
+    rescanned = update["scene"]
     where = {o.id: (round(o.position_m[0], 2), round(o.position_m[1], 2)) for o in rescanned.objects}
     assert where == {"bottle": (-0.38, 0.04), "bottle_3": (-0.35, -0.09), "bottle_2": (0.35, 0.0)}
     assert rescanned.get("bottle_2").source == "memory: held by the right gripper"  # type: ignore[union-attr]
+    # the retry's Grounder tells the bottles apart by where the re-scan saw them, not where they were localised
+    assert {k: (round(o.position_m[0], 2), round(o.position_m[1], 2)) for k, o in update["localized"].items()} == where
 
 
 def test_the_actor_carries_what_the_hands_hold_across_attempts() -> None:

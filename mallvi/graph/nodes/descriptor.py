@@ -11,7 +11,7 @@ from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import MODEL_FAILURE, CallLog
 from mallvi.graph.context import GraphContext
 from mallvi.graph.in_hand import holding_arm, in_hand
-from mallvi.graph.scene_memory import found_from_above, reconcile, recover_from_view
+from mallvi.graph.scene_memory import found_from_above, reconcile, recover_from_view, settled_at_scan
 from mallvi.graph.schemas import SceneMemory, SceneObject
 from mallvi.graph.second_look import clear_view, look_from_above, look_spots
 from mallvi.graph.state import GraphState
@@ -46,6 +46,9 @@ def descriptor(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
     })
     update: dict[str, Any] = {"scene": scene, "llm_calls": log.records, "image_ids": image_ids}
     if previous is not None:  # a re-scan: the subtask starts over from the Perceptor
+        # ... from where the re-scan sees each object: the Grounder tells alike objects apart by where each was
+        # last localised, and a relayed bottle, last localised where it stood, was taken for another
+        update["localized"] = settled_at_scan(state["localized"], scene)
         idx = str(state["subtask_index"])
         update["rescans"] = {**state["rescans"], idx: state["rescans"].get(idx, 0) + 1}
         update["retry_from"] = "perceptor"
