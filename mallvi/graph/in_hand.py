@@ -31,9 +31,7 @@ def _senses(ctx: AgentContext, arm: ArmSide) -> bool:
 
 def holding_arm(state: GraphState, ctx: AgentContext, object_id: str) -> ArmSide | None:
     """The arm holding ``object_id`` (see the module's docstring), else None."""
-    report = state["actor_report"]
-    record = state.get("in_hand")
-    kept = (record if record is not None else report.left_in_hand() if report is not None else {}).get(object_id)
+    kept = state.get("in_hand", {}).get(object_id)
     if kept in ("left", "right"):
         arm_now: ArmSide = "left" if kept == "left" else "right"
         return arm_now if _senses(ctx, arm_now) else None
@@ -61,6 +59,15 @@ def grasp_centre(ee_pose: list[float]) -> tuple[float, float, float]:
     axis = (1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy + w * qz), 2 * (qx * qz - w * qy))
     d = TCP_OFFSET_M
     return (x + d * axis[0], y + d * axis[1], z + d * axis[2])
+
+
+def held_at(state: GraphState, ctx: AgentContext, object_id: str) -> tuple[float, float, float] | None:
+    """The grasp centre of the hand holding ``object_id`` (``holding_arm``), None when no hand holds it or the
+    arm's pose cannot be read."""
+    arm = holding_arm(state, ctx, object_id)
+    pose = ctx.skills.get_arm_pose(arm) if arm is not None else None
+    ee = pose.data.get("pose") if pose is not None and pose.ok else None
+    return grasp_centre(list(ee)) if ee is not None and len(ee) >= 7 else None
 
 
 def in_hand(obj: SceneObject, arm: ArmSide, ctx: AgentContext) -> SceneObject:

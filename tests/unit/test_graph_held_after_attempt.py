@@ -89,7 +89,7 @@ def _state(world: FakeWorld, report: ActorReport) -> dict[str, Any]:
     state = dict(initial_state(PUT))
     state.update(plan=Plan(subtasks=[Subtask(text="put it into the bin", action="place", obj=ref)]),
                  subtask_index=0, scene=SceneMemory(objects=scene), localized=localized,
-                 focus=["bottle_c", "bottle_a", "bottle_b"], actor_report=report)
+                 focus=["bottle_c", "bottle_a", "bottle_b"], actor_report=report, in_hand=report.left_in_hand())
     return state
 
 

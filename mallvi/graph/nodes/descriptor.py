@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import MODEL_FAILURE, CallLog
 from mallvi.graph.context import GraphContext
-from mallvi.graph.in_hand import holding_arm, in_hand
+from mallvi.graph.in_hand import held_at, holding_arm, in_hand
 from mallvi.graph.scene_memory import found_from_above, reconcile, recover_from_view, settled_at_scan
 from mallvi.graph.schemas import SceneMemory, SceneObject
 from mallvi.graph.second_look import clear_view, look_from_above, look_spots
@@ -103,11 +103,7 @@ def _lost_bound(state: GraphState, previous: SceneMemory, scene: SceneMemory) ->
 
 def _last_known_xyz(state: GraphState, ctx: GraphContext) -> dict[str, tuple[float, float, float]]:
     """Where the graph last knew each localised object: at the hand that holds it, else where it was localised."""
-    out = {}
-    for oid, o in state["localized"].items():
-        arm = holding_arm(state, ctx, oid)
-        out[oid] = in_hand(o, arm, ctx).position_m if arm is not None else o.position_m
-    return out
+    return {oid: held_at(state, ctx, oid) or o.position_m for oid, o in state["localized"].items()}
 
 
 def _with_held(state: GraphState, previous: SceneMemory, scene: SceneMemory, ctx: GraphContext) -> SceneMemory:

@@ -12,7 +12,7 @@ from mallvi.contracts.observation import Observation
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.context import GraphContext
-from mallvi.graph.in_hand import holding_arm, in_hand
+from mallvi.graph.in_hand import held_at, holding_arm
 from mallvi.graph.nodes.common import attempt_of, current_subtask
 from mallvi.graph.scene_memory import is_remembered
 from mallvi.graph.schemas import Detection2D, SceneMemory, StageError
@@ -32,13 +32,10 @@ def grounder(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any
         o = scene.get(oid)
         queries[oid] = " ".join(w for w in ((o.color if o else None), (o.label if o else oid)) if w)
     last = {oid: o.position_m for oid, o in state["localized"].items()}
-    at_hand: dict[str, tuple[float, float, float]] = {}
-    for oid in state["focus"]:
-        # an object a hand holds is where the hand is, not where it was last localised (alike bottles: the held
-        # one, looked for where it stood, was taken for one already in the bin)
-        known = state["localized"].get(oid) or scene.get(oid)
-        if known is not None and (arm := holding_arm(state, ctx, oid)) is not None:
-            last[oid] = at_hand[oid] = in_hand(known, arm, ctx).position_m
+    # an object a hand holds is where the hand is, not where it was last localised (alike bottles: the held one,
+    # looked for where it stood, was taken for one already in the bin)
+    at_hand = {oid: xyz for oid in state["focus"] if (xyz := held_at(state, ctx, oid)) is not None}
+    last.update(at_hand)
     candidates = near_the_hand(nearest_first(ctx.perception.detect(obs, queries), scene, obs, last), obs, at_hand)
     try:
         chosen = ctx.backends.grounder.choose(current_subtask(state), state["focus"], scene, candidates,
