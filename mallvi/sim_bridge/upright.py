@@ -6,10 +6,13 @@ fingers across it) and lifted until its length would hang clear of the surface i
 fingers. The fingers close again and the wrist turns out the last degrees of tilt, so the arm ends holding the
 object upright by its top, ready for ``place_actor``.
 
-Only the top end is grasped, so the object comes up the right way round. When the arm reaches the object but not
-its top end, the object is first laid down within reach (``lay_down.py``); when that fails too the skill fails
-with "no reachable grasp ... for the <side> arm" (the other arm may reach it). A swing that ends askew (something
-in the way) is a failure, never reported as upright, and the object is put back down first.
+An object too wide to take across (a mug: its body fills the open gripper) is pinched by the wall at the side of
+its opening instead (``rim_pinch.py``); it hangs tilted by the wall's offset from its axis, and the wrist turns it
+upright. Only the top end is grasped, so the object comes up the right way round. When the arm reaches the object
+but not its top end, the object is first laid down within reach (``lay_down.py``; not one pinched by its rim);
+when that fails too the skill fails with "no reachable grasp ... for the <side> arm" (the other arm may reach it).
+A swing that ends askew (something in the way) is a failure, never reported as upright, and the object is put back
+down first.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from mallvi.robot_drivers.motion.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M,
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import LYING_TILT_COS, frame_from
 from mallvi.sim_bridge.lay_down import lay_within_reach, put_down
+from mallvi.sim_bridge.rim_pinch import rim_depth_m, rim_pinch_frames
 from mallvi.sim_bridge.skill_parts import SkillParts
 
 GraspSkill = Callable[[str, ArmSide, float], SkillResult]
@@ -44,6 +48,8 @@ PIVOT_HOME_XY_M = (0.16, -0.15)  # where the right arm holds a top-down grasp 0.
 SWING_MIN_S, SWING_MAX_S = 0.3, 2.5
 AT_REST_RAD_S = 0.05
 UPRIGHT_TOL_DEG = 10.0  # after the swing the object must hang within this of vertical
+RIM_PRE_GRASP_M = 0.06  # a rim pinch's approach starts at most this far back
+RIM_HANG_TOL_DEG = 30.0  # ... one pinched by its rim within this (its wall is off its axis), upright once levelled
 LEVEL_MIN_DEG = 0.5  # smaller tilts are left as they are
 SWEEP_MARGIN_M = 0.02  # the swinging object keeps this far from the pedestals
 
@@ -88,18 +94,27 @@ def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info:
     vertical = 0 if abs(T_obj[2, 0]) >= abs(T_obj[2, 1]) else 1  # which cross axis points (most nearly) up
     thickness, width = float(size[vertical]), float(size[1 - vertical])
     max_gap = 2 * w.embodiment.finger_travel_m
-    if width + FINGER_SLACK_M > max_gap:
-        return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens {max_gap * 100:.1f} cm",
-                                   state)
-    d_end = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
-    if isinstance(d_end, str):
-        return SkillResult.failure(f"cannot stand {actor} up: {d_end}", state)
     centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
     support_z = float(obj.corners_world()[:, 2].min())
-    frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
-    grasped = sk.grasping.grasp_at(side, actor, frames, pre_grasp_dis, 0.0, 0.0)
+    by_rim = width + FINGER_SLACK_M > max_gap  # too wide to take across: pinched by its rim (``rim_pinch.py``)
+    if by_rim:
+        d_rim = rim_depth_m(info, float(size[2]))
+        frames = rim_pinch_frames(info)
+        if d_rim is None or not frames:
+            return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens "
+                                       f"{max_gap * 100:.1f} cm, and it has no rim to pinch clear of a handle", state)
+        d_end: float | str = d_rim
+    else:
+        d_end = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
+        if isinstance(d_end, str):
+            return SkillResult.failure(f"cannot stand {actor} up: {d_end}", state)
+        frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
+    assert not isinstance(d_end, str)
+    pre = min(pre_grasp_dis, RIM_PRE_GRASP_M) if by_rim else pre_grasp_dis  # a leaned approach from afar: no IK
+    grasped = sk.grasping.grasp_at(side, actor, frames, pre, 0.0, 0.0)
     if isinstance(grasped, Failure):
-        if not (may_lay_down and grasped.kind == FailureKind.UNREACHABLE):
+        # laying it down within reach takes it across its middle: not for one too wide for that
+        if by_rim or not (may_lay_down and grasped.kind == FailureKind.UNREACHABLE):
             return grasped.result()
         why = lay_within_reach(sk, side, actor, pre_grasp_dis)
         if why is not None:
@@ -115,18 +130,26 @@ def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info:
                                    f"centre towards its top (at least {MIN_LEVER_M * 100:.0f} cm needed); released "
                                    "it where it lies", FailureKind.GRASP_OFF_TARGET, grasp=grasped.key)
     pivot_z = pivot_height_m(support_z, float(size[2]), d_end)
+    if by_rim:  # the pinch is at its wall, the far side of its body swings half its width lower
+        pivot_z += 0.5 * float(min(size[0], size[1]))
     far = -np.array([T_obj[0, 2], T_obj[1, 2], 0.0])
     sweep = _Sweep(far / max(1e-9, float(np.linalg.norm(far))), float(size[2]), d_end, thickness)
     lift = _lift_to_pivot(sk, side, pivot_z, sweep)
     if lift is not None:
         return lift.result(f"grasped {actor} but cannot lift it to {pivot_z:.2f} m to let it swing upright: ",
                            grasp=grasped.key)
-    swing = _swing(sk, side, actor, width)
+    # a rim pinch is off the object's axis: it hangs tilted until the wrist turns it upright (``_level``)
+    pinch = sk.arms[side].finger_gap_m()
+    swing = _swing(sk, side, actor, pinch if by_rim else width, RIM_HANG_TOL_DEG if by_rim else UPRIGHT_TOL_DEG)
     if swing is not None:
         put_down(sk, side, grasp_tcp_z)
         return Failure(swing.kind, swing.message + "; put it back down").result(grasp=grasped.key)
     _level(sk, side, actor)
     tilt = tilt_deg(w.truth.get_object(actor).pose)
+    if tilt > UPRIGHT_TOL_DEG:
+        put_down(sk, side, grasp_tcp_z)
+        return SkillResult.failure(f"{actor} hangs {tilt:.0f}° from upright in the {side} gripper (the wrist did not "
+                                   "turn it further); put it back down", FailureKind.EXECUTION, grasp=grasped.key)
     pivot = [round(float(v), 3) for v in w.arms[side].tcp_pose().position_m]
     sk.grasping.slip_if_drawn(side, actor, grasped, 0.0)
     return SkillResult.success(f"{actor} swung upright in the {side} gripper (tilt {tilt:.1f}°)", object=actor,
@@ -201,9 +224,10 @@ class _Sweep:
         return True
 
 
-def _swing(sk: SkillParts, side: ArmSide, actor: str, width_m: float) -> Failure | None:
+def _swing(sk: SkillParts, side: ArmSide, actor: str, width_m: float, tol_deg: float) -> Failure | None:
     """Loosen the grip and let gravity turn the object until it is at rest; turn a leaned gripper back to
-    straight down while the object keeps hanging; grip it again. Returns the reason on failure."""
+    straight down while the object keeps hanging; grip it again. Returns the reason on failure (the object
+    hanging more than ``tol_deg`` from vertical among them)."""
     w = sk
     arm = w.arms[side]
     w.holder.hinge(side)
@@ -215,7 +239,7 @@ def _swing(sk: SkillParts, side: ArmSide, actor: str, width_m: float) -> Failure
     if name is None:
         return Failure(FailureKind.EXECUTION, f"{actor} fell out of the loosened grip: {why}")
     tilt = tilt_deg(w.truth.get_object(actor).pose)
-    if tilt > UPRIGHT_TOL_DEG:
+    if tilt > tol_deg:
         return Failure(FailureKind.EXECUTION, f"{actor} did not swing upright: it came to rest {tilt:.0f}° from "
                                               "vertical (something in the way?)")
     return None
@@ -281,13 +305,23 @@ def _turn_about_tcp(sk: SkillParts, side: ArmSide, R_world: NDArray[np.float64])
 
 
 def _level(sk: SkillParts, side: ArmSide, actor: str) -> None:
-    """Turn the wrist about the grasp centre so the held object's axis points straight up (small tilts only)."""
+    """Turn the wrist about the grasp centre so the held object's axis points straight up, where it is or, out of
+    reach there, after carrying it towards the arm's base (a rim pinch leaves it some 20° off)."""
     w = sk
-    axis = w.truth.get_object(actor).pose.as_matrix()[:3, 2]
-    angle = math.acos(float(np.clip(axis[2], -1.0, 1.0)))
-    if math.degrees(angle) < LEVEL_MIN_DEG:
-        return
-    turn = np.cross(axis, [0.0, 0.0, 1.0])
-    why = _turn_about_tcp(sk, side, Rotation.from_rotvec(turn / float(np.linalg.norm(turn)) * angle).as_matrix())
-    if why is not None:  # the small tilt stays (reported in the result); place_actor keeps it
+    for shift in PIVOT_SHIFTS_M:
+        axis = w.truth.get_object(actor).pose.as_matrix()[:3, 2]
+        angle = math.acos(float(np.clip(axis[2], -1.0, 1.0)))
+        if math.degrees(angle) < LEVEL_MIN_DEG:
+            return
+        if shift > 0.0:
+            ee = w.arms[side].ee_pose()
+            x, y = _towards_base(sk, side, shift)
+            if sk.motion.move(side, Pose((x, y, ee.position_m[2]), ee.quat_wxyz), "straight_then_free") is not None:
+                continue
+        turn = np.cross(axis, [0.0, 0.0, 1.0])
+        R = Rotation.from_rotvec(turn / float(np.linalg.norm(turn)) * angle).as_matrix()
+        why = _turn_about_tcp(sk, side, R)
+        if why is None:
+            return
+        # the tilt stays (the caller checks it); place_actor keeps it
         log.info("could not level %s (%.1f° off vertical): %s", actor, math.degrees(angle), why)

@@ -29,7 +29,7 @@ def make_mug(
     Points: "handle" is the centre of the handle's opening (the point that goes onto a hook; the opening faces
     ±y, so a hook along the mug's y axis passes through it);
     cp0 = top-down grasp on the rim opposite the handle; cp1 = a grasp on the handle bar approaching from +x;
-    cp2..cp5 side grasps on the body.
+    cp2..cp5 side grasps on the body; "rim" = cp0 (``upright_actor`` pinches a lying mug's rim).
     """
     c = rgb or rgb_of(color)
     wall = 0.006
@@ -50,6 +50,7 @@ def make_mug(
     ]
     points = numbered("cp", grasps)
     points["handle"] = handle
+    points["rim"] = grasps[0]
     points["center"] = sapien.Pose([0, 0, wall])
     return finish(parts, name, pose, label="mug", category="irregular",
                   size_m=(2 * radius_m + reach, 2 * radius_m, height_m), color=color, points=points, static=static,

@@ -131,8 +131,9 @@ class RulesReflector:
                                                              "to take, not yet put in its place")
         if target is None and key in boxes and subtask.relation is not None and (
                 (subtask.relation in ("slot", "at") and _moved_only(report))
-                or (subtask.action in ("place", "stack", "move") and _pushed_only(report))):
-            # a push, pull or topple only brings the object within reach; the subtask is planned again from there
+                or (subtask.action in ("place", "stack", "move", "turn") and _pushed_only(report))):
+            # a push, pull or topple only brings the object within reach (a turn sets it down turned, a push does
+            # not turn it); the subtask is planned again from there
             return Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                            explanation=f"{subtask.obj.phrase} was moved, not yet put in its place")
         if target is not None and key in boxes and subtask.relation in ("slot", "at", "center"):

@@ -71,6 +71,8 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
         return ActionPlan(calls=calls, strategy=f"mid-air handover {giver}->{_other(giver)} #{attempt}",
                           rationale=f"the {giver} arm holds {obj.id} up in the middle; the {_other(giver)} arm takes "
                                     "it there, away from the giver's grasp")
+    if subtask.action in ("hang", "turn") and held_by is None and _lies_with_handle(obj):
+        return _stand_up(obj, localized, scene, ctx, failed, attempt)
     if subtask.action == "hang":
         if target is None:
             raise AgentError(f"no localised hook for {subtask.text!r}")
@@ -103,6 +105,35 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
     if subtask.relation == "center" and subtask.action in ("place", "move", "stack"):
         return _to_centre(subtask, obj, localized, scene, ctx, hint, held_by, attempt)
     return None
+
+
+LYING_UP_Z = 0.5  # an object whose own up axis has less than this upward part lies on its side
+
+
+def _lies_with_handle(obj: SceneObject) -> bool:
+    """Whether perception sees ``obj``'s frame tipped over (its up axis within 60° of level) and a handle on it:
+    a mug knocked onto its side cannot be turned by its handle or hung until it stands."""
+    return ft.up_axis(obj)[2] < LYING_UP_Z and ft.point(obj, "handle") is not None
+
+
+def _stand_up(obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory, ctx: AgentContext,
+              failed: FailedStep | None, attempt: int) -> ActionPlan:
+    """Stand a lying ``obj`` up (``upright_actor``) with the arm on its side (the other after that arm found no
+    way) and set it down standing at the work centre, else back where it lay; the subtask is planned again from
+    there."""
+    arm = _side(obj)
+    if failed is not None and failed.skill == "upright_actor" and failed.arm == arm:
+        arm = _other(arm)
+    x, y, z = gp.centre_target(obj, scene, localized, ctx.table_top_z)
+    spots = [[x, y + dy, z] for dy in gp.CENTRE_Y_STEPS_M] + [[obj.position_m[0], obj.position_m[1], z]]
+    calls = [gp._call("upright_actor", arm, obj.id),
+             gp._call("place_actor", arm, obj.id, spots[0], alternatives=[gp.CallVariant(target_pose=p)
+                                                                          for p in spots[1:]],
+                      functional_point_id=0, pre_dis=0.08, dis=0.005, constrain="free"),
+             gp._call("back_to_origin", arm)]
+    return ActionPlan(calls=calls, strategy=f"stand up {arm} #{attempt}",
+                      rationale=f"{obj.id} lies on its side: the {arm} arm stands it up and sets it down at "
+                                f"({x:.2f}, {y:.2f}); the subtask is planned again from there")
 
 
 def _to_centre(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,

@@ -45,6 +45,7 @@ ASKEW_DEG = 20.0  # a held object turned this far from its first-seen posture is
 SET_DOWN_FROM_ATTEMPT = 2  # (0-based) before it, an askew object is offered again: another pose often reaches it
 HOOK_START_M = 0.085  # the handle is brought this far out along the hook's rod before it is threaded on
 HANG_RISE_M = 0.03
+HANG_YAW_TOL_RAD = math.radians(35.0)  # a handle this near across the rod is threaded on as held; else turned first
 TURN_OFFSETS_RAD = (0.0, math.pi / 6, -math.pi / 6)
 CENTRE_Y_STEPS_M = (0.0, 0.05, 0.10, 0.15)  # the centre spot, then farther from the robot, where the arm reaches
 TURN_PRE_DIS_M = 0.05
@@ -309,26 +310,50 @@ def handover_calls(giver: str, taker: str, obj: SceneObject, table_z: float, att
 
 def hang_calls(arm: str, obj: SceneObject, rack: SceneObject, holding: bool, attempt: int) -> list[SkillCall]:
     """Hang ``obj`` by its handle onto ``rack``'s hook: held by its rim (not the handle), the handle is brought
-    out along the hook's rod and threaded on with a straight move along it; then let go, rise, go home."""
+    out along the hook's rod and threaded on with a straight move along it; then let go, rise, go home.
+
+    The hook passes through the handle's opening only with the handle across the rod: a handle within
+    ``HANG_YAW_TOL_RAD`` of that is brought out as held (else turned there on the way), one farther off (a mug
+    that fell back onto the table after a miss lands any way round) is turned about the object's axis on the way,
+    to the nearer side of the rod first."""
     hk = ft.hook(rack)
     handle, base = ft.point(obj, "handle"), ft.point(obj, "fp0")
     if hk is None or handle is None or base is None:
         raise AgentError(f"cannot hang {obj.id} on {rack.id}: perception knows no hook on it or no handle on "
                          f"{obj.id} (colour and depth perception do not see those parts)")
     hook_xyz, along = hk
-    offset = np.asarray(handle) - np.asarray(base)
     start = hook_xyz + HOOK_START_M * along
-    target = start - offset
     grasp = ft.grasp_ids(obj, "rim") or ft.grasp_ids(obj, top_down=True) or ft.grasp_ids(obj, "top")
     calls = [] if holding else [grasp_call(arm, obj, rotate(grasp, attempt))]
     step = hook_xyz - start
+    targets = _hang_targets(obj, np.asarray(handle) - np.asarray(base), start, along)
+    first, *more = targets
     return [*calls,
-            _call("place_actor", arm, obj.id, [float(v) for v in target], functional_point_id=0, pre_dis=0.0, dis=0.0,
-                  is_open=False, constrain="free"),
+            _call("place_actor", arm, obj.id, first[0], alternatives=[
+                CallVariant(target_pose=t, args={"constrain": c}) for t, c in more],
+                functional_point_id=0, pre_dis=0.0, dis=0.0, is_open=False, constrain=first[1]),
             _call("move_by_displacement", arm, x=float(step[0]), y=float(step[1]), z=float(step[2])),
             _call("open_gripper", arm),
             _call("move_by_displacement", arm, z=HANG_RISE_M),
             _call("back_to_origin", arm)]
+
+
+def _hang_targets(obj: SceneObject, offset: np.ndarray, start: np.ndarray, along: np.ndarray,
+                  ) -> list[tuple[list[float], str]]:
+    """Place targets (object bottom, and "free" or "align") that bring the handle to ``start``: as held where
+    the handle is across the rod, then turned across it on either side (the nearer first)."""
+    now = math.atan2(float(offset[1]), float(offset[0]))
+    rod = math.atan2(float(along[1]), float(along[0]))
+    turns = sorted((math.remainder(rod + side * math.pi / 2 - now, 2 * math.pi) for side in (1.0, -1.0)), key=abs)
+    yaw0 = ft.yaw_rad(obj)
+    out: list[tuple[list[float], str]] = []
+    if abs(turns[0]) <= HANG_YAW_TOL_RAD:
+        out.append(([float(v) for v in start - offset], "free"))
+    for turn in turns:
+        c, s_ = math.cos(turn), math.sin(turn)
+        turned = np.array([c * offset[0] - s_ * offset[1], s_ * offset[0] + c * offset[1], offset[2]])
+        out.append(([*(float(v) for v in start - turned), *yaw_quat(yaw0 + turn)], "align"))
+    return out
 
 
 def handle_yaw_goal(subtask: Subtask, rack: SceneObject | None) -> float:
