@@ -2,7 +2,8 @@
 
 A tall object is one first seen at least ``TALL_RATIO`` times as tall as it is wide; it lies on its side when a
 later view sees it below ``TOPPLED_HEIGHT_FRACTION`` of that first height. Objects that lie flat by design (a
-roller, a bread loaf) were never tall, so they never count as toppled.
+roller, a bread loaf) were never tall, so they never count as toppled. An object with a handle (a mug) is not
+tall; it lies on its side when perception gives its frame ("origin") tipped more than 60° from upright.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from mallvi.graph.schemas import SceneObject
 
 TALL_RATIO = 1.5
 TOPPLED_HEIGHT_FRACTION = 0.6
+LYING_UP_Z = 0.5  # an object whose own up axis has less than this upward part (tipped over 60°) lies on its side
 
 
 def is_tall(obj: SceneObject) -> bool:
@@ -39,3 +41,13 @@ def tall_at_first(obj: SceneObject, initial: Iterable[SceneObject]) -> bool:
     """Whether the first scan saw ``obj`` as a tall object (to be carried upright)."""
     first = first_seen(obj, initial)
     return first is not None and is_tall(first)
+
+
+def tipped_with_handle(obj: SceneObject) -> bool:
+    """Whether ``obj`` has a handle and its perceived frame is tipped onto its side (``LYING_UP_Z``): a mug knocked
+    over, to be stood up before it is turned by its handle or hung. False without a known frame or handle."""
+    origin = obj.point("origin") or obj.point("fp0")
+    if origin is None or obj.point("handle") is None:
+        return False
+    _, _, _, _, qx, qy, _ = origin
+    return 1.0 - 2.0 * (qx * qx + qy * qy) < LYING_UP_Z  # the z part of the frame's z axis

@@ -161,3 +161,30 @@ def test_a_mug_lying_on_its_side_is_stood_up_before_it_is_turned_or_hung() -> No
     plan = goal_plan(hang, standing, {"mug": standing, "rack": rack}, SceneMemory(objects=[standing, rack]), ctx, 0,
                      None)
     assert plan is not None and plan.strategy.startswith("hang right")
+
+
+def test_the_llm_thinker_is_told_the_mug_lies_on_its_side() -> None:
+    """The llm Thinker reads what the rules Thinker reads: a mug tipped onto its side is named among the objects
+    lying on their side, and the prompt says to stand it up before turning or hanging it."""
+    from typing import Any
+
+    from mallvi.graph.backends.backend_protocols import CallLog
+    from mallvi.graph.backends.llm.agents import LlmThinker
+    from mallvi.graph.schemas import ActionPlan, ObjectRef, SceneMemory, SkillCall, Subtask
+    from tests.fixtures.graph_fakes import FakeWorld, fake_context
+
+    asked: dict[str, Any] = {}
+
+    class Client:
+        def ask(self, node: str, system: str, user: str, schema: type, log: CallLog, **kw: Any) -> ActionPlan:
+            asked.update(system=system, user=user)
+            return ActionPlan(calls=[SkillCall(skill="upright_actor", arm="left", object="mug")])
+
+    cup = ObjectRef(phrase="the mug", label="cup", instance="mug")
+    turn = Subtask(text="rotate the mug, put the mug down in the middle of the table", action="turn", obj=cup,
+                   relation="center", arm_hint="left")
+    for mug, lying in ((_lying_mug(-0.15), "['mug']"), (_mug(0.0, x=-0.15), "none")):
+        LlmThinker(Client()).think(turn, {"mug": mug}, SceneMemory(objects=[mug]), 0, None,  # type: ignore[arg-type]
+                                   fake_context(FakeWorld.blocks()), CallLog())
+        assert f"Lying on their side now: {lying}" in asked["user"]
+    assert "lying on its side (named below) is stood up with it and set down standing" in asked["system"]

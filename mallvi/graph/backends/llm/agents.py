@@ -22,7 +22,7 @@ from mallvi.graph.backends.rules.grammar.vocab import COLOURS, SIZE_WORDS
 from mallvi.graph.failure_memory import FailedAttempt, repeats, summary
 from mallvi.graph.plan_checks import check_consistency
 from mallvi.graph.ports import AgentContext
-from mallvi.graph.posture import first_seen, lies_on_side, tall_at_first
+from mallvi.graph.posture import first_seen, lies_on_side, tall_at_first, tipped_with_handle
 from mallvi.graph.refs import LABEL_SYNONYMS
 from mallvi.graph.schemas import (
     ActionPlan,
@@ -263,7 +263,8 @@ class LlmThinker:
 
         initial = scene.initial or scene.objects
         tall = sorted(o.id for o in localized.values() if tall_at_first(o, initial))
-        lying = sorted(o.id for o in localized.values() if lies_on_side(o, first_seen(o, initial)))
+        lying = sorted(o.id for o in localized.values()
+                       if lies_on_side(o, first_seen(o, initial)) or tipped_with_handle(o))
         user = (f"Subtask: {subtask.model_dump_json()}\nLocalised objects: {_objects_json(localized, points=True)}\n"
                 f"Table top z: {ctx.table_top_z:.3f}\nStation: {_station_json(ctx)}\nAttempt: {attempt + 1}\n"
                 f"Last failure: {feedback or 'none'}{_kind_note(failed)}\n"

@@ -14,7 +14,7 @@ from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
 from mallvi.graph.backends.rules.thinker.ee_plans import holder_of
 from mallvi.graph.ports import AgentContext
-from mallvi.graph.posture import first_seen, lies_on_side
+from mallvi.graph.posture import first_seen, lies_on_side, tipped_with_handle
 from mallvi.graph.refs import ResolutionError, candidates_of, resolve
 from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory, SceneObject, SkillCall, Subtask
 
@@ -71,7 +71,7 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
         return ActionPlan(calls=calls, strategy=f"mid-air handover {giver}->{_other(giver)} #{attempt}",
                           rationale=f"the {giver} arm holds {obj.id} up in the middle; the {_other(giver)} arm takes "
                                     "it there, away from the giver's grasp")
-    if subtask.action in ("hang", "turn") and held_by is None and _lies_with_handle(obj):
+    if subtask.action in ("hang", "turn") and held_by is None and tipped_with_handle(obj):
         return _stand_up(obj, localized, scene, ctx, failed, attempt)
     if subtask.action == "hang":
         if target is None:
@@ -105,15 +105,6 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
     if subtask.relation == "center" and subtask.action in ("place", "move", "stack"):
         return _to_centre(subtask, obj, localized, scene, ctx, hint, held_by, attempt)
     return None
-
-
-LYING_UP_Z = 0.5  # an object whose own up axis has less than this upward part lies on its side
-
-
-def _lies_with_handle(obj: SceneObject) -> bool:
-    """Whether perception sees ``obj``'s frame tipped over (its up axis within 60° of level) and a handle on it:
-    a mug knocked onto its side cannot be turned by its handle or hung until it stands."""
-    return ft.up_axis(obj)[2] < LYING_UP_Z and ft.point(obj, "handle") is not None
 
 
 def _stand_up(obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory, ctx: AgentContext,
