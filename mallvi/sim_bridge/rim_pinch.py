@@ -6,10 +6,10 @@ hand coming in towards its bottom and leaned down; lifted by that pinch it swing
 like an object held near its top end. The sides are the two spots of the rim level with the object's axis; a side
 within ``HANDLE_CLEAR_DEG`` of the handle is left out (the fingers would meet it).
 
-Probed in the simulator on mugs knocked onto their side in the hanging_mug scene (development seeds 1410000–007):
-straight in along the axis (the hand level) no arm had an inverse-kinematics solution, leaned 60° down from level
-the left arm pinched five of eight and each hung within 20° of upright after the swing, upright after the wrist
-turned.
+Probed in the simulator on mugs knocked onto their side in the hanging_mug scene: straight in along the axis (the
+hand level) no arm had an inverse-kinematics solution; leaned down, a pinched mug hangs 10–20° off upright after
+the swing, upright once the wrist turns it. On development seeds 1410000–1410011 the left arm stands 4 of 12 up;
+for most others no pinch is reachable (1410000: its opening faces the back of the table).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mallvi.sim_bridge.grasp_frames import frame_from
 
 RIM_POINT = "rim"  # the object model's point on its rim (the standing object's rim grasp)
 LEANS_DEG = (60.0, 45.0, 30.0)  # the approach leaned this far down from the object's axis, in order
-HANDLE_CLEAR_DEG = 30.0
+HANDLE_CLEAR_DEG = 30.0  # a side of the rim this near the handle's direction (about the axis) is not pinched
 
 
 def rim_depth_m(info: ObjectInfo, height_m: float) -> float | None:

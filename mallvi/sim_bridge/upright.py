@@ -103,13 +103,13 @@ def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info:
         if d_rim is None or not frames:
             return SkillResult.failure(f"{actor} is {width * 100:.1f} cm wide; the gripper opens "
                                        f"{max_gap * 100:.1f} cm, and it has no rim to pinch clear of a handle", state)
-        d_end: float | str = d_rim
+        d_end = d_rim
     else:
-        d_end = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
-        if isinstance(d_end, str):
-            return SkillResult.failure(f"cannot stand {actor} up: {d_end}", state)
+        offset = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
+        if isinstance(offset, str):
+            return SkillResult.failure(f"cannot stand {actor} up: {offset}", state)
+        d_end = offset
         frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
-    assert not isinstance(d_end, str)
     pre = min(pre_grasp_dis, RIM_PRE_GRASP_M) if by_rim else pre_grasp_dis  # a leaned approach from afar: no IK
     grasped = sk.grasping.grasp_at(side, actor, frames, pre, 0.0, 0.0)
     if isinstance(grasped, Failure):
