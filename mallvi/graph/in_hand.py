@@ -61,18 +61,21 @@ def grasp_centre(ee_pose: list[float]) -> tuple[float, float, float]:
     return (x + d * axis[0], y + d * axis[1], z + d * axis[2])
 
 
+def hand_centre(ctx: AgentContext, arm: ArmSide) -> tuple[float, float, float] | None:
+    """The grasp centre of ``arm``'s hand now, None when its pose cannot be read."""
+    pose = ctx.skills.get_arm_pose(arm)
+    ee = pose.data.get("pose") if pose.ok else None
+    return grasp_centre(list(ee)) if ee is not None and len(ee) >= 7 else None
+
+
 def held_at(state: GraphState, ctx: AgentContext, object_id: str) -> tuple[float, float, float] | None:
     """The grasp centre of the hand holding ``object_id`` (``holding_arm``), None when no hand holds it or the
     arm's pose cannot be read."""
     arm = holding_arm(state, ctx, object_id)
-    pose = ctx.skills.get_arm_pose(arm) if arm is not None else None
-    ee = pose.data.get("pose") if pose is not None and pose.ok else None
-    return grasp_centre(list(ee)) if ee is not None and len(ee) >= 7 else None
+    return hand_centre(ctx, arm) if arm is not None else None
 
 
 def in_hand(obj: SceneObject, arm: ArmSide, ctx: AgentContext) -> SceneObject:
     """``obj`` localised between ``arm``'s fingers (its earlier points dropped: they were where it was)."""
-    pose = ctx.skills.get_arm_pose(arm)
-    ee = pose.data.get("pose") if pose.ok else None
-    position = grasp_centre(list(ee)) if ee is not None and len(ee) >= 7 else obj.position_m
+    position = hand_centre(ctx, arm) or obj.position_m
     return obj.model_copy(update={"position_m": position, "points": {}, "source": f"{HELD_PREFIX}{arm} gripper"})
