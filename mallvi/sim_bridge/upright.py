@@ -6,13 +6,14 @@ fingers across it) and lifted until its length would hang clear of the surface i
 fingers. The fingers close again and the wrist turns out the last degrees of tilt, so the arm ends holding the
 object upright by its top, ready for ``place_actor``.
 
-An object too wide to take across (a mug: its body fills the open gripper) is pinched by the wall at the side of
-its opening instead (``rim_pinch.py``); it hangs tilted by the wall's offset from its axis, and the wrist turns it
-upright. Only the top end is grasped, so the object comes up the right way round. When the arm reaches the object
-but not its top end, the object is first laid down within reach (``lay_down.py``; not one pinched by its rim);
-when that fails too the skill fails with "no reachable grasp ... for the <side> arm" (the other arm may reach it).
-A swing that ends askew (something in the way) is a failure, never reported as upright, and the object is put back
-down first.
+The width that counts is the object's where the fingers close (``grasp_width.py``): a bottle 8.3 cm across its body
+is taken by its 3.2 cm neck. An object too wide there (a mug: its body fills the open gripper) is pinched by the
+wall at the side of its opening instead (``rim_pinch.py``); it hangs tilted by the wall's offset from its axis, and
+the wrist turns it upright. Only the top end is grasped, so the object comes up the right way round. When the arm
+reaches the object but not its top end, the object is first laid down within reach (``lay_down.py``; not one pinched
+by its rim); when that fails too the skill fails with "no reachable grasp ... for the <side> arm" (the other arm may
+reach it). A swing that ends askew (something in the way) is a failure, never reported as upright, and the object is
+put back down first.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from mallvi.contracts.world_model import ObjectInfo
 from mallvi.robot_drivers.motion.pivot_grasp import FINGER_SLACK_M, MIN_LEVER_M, end_grasp_offset_m, pivot_height_m
 from mallvi.sim_bridge import layout
 from mallvi.sim_bridge.grasp_frames import LYING_TILT_COS, frame_from
+from mallvi.sim_bridge.grasp_width import width_across_m
 from mallvi.sim_bridge.lay_down import lay_within_reach, put_down
 from mallvi.sim_bridge.rim_pinch import rim_depth_m, rim_pinch_frames
 from mallvi.sim_bridge.skill_parts import SkillParts
@@ -96,7 +98,13 @@ def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info:
     max_gap = 2 * w.embodiment.finger_travel_m
     centre = np.asarray((obj.pose * obj.box_center_local()).p, dtype=float)
     support_z = float(obj.corners_world()[:, 2].min())
-    by_rim = width + FINGER_SLACK_M > max_gap  # too wide to take across: pinched by its rim (``rim_pinch.py``)
+    offset = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
+    end_frames = [] if isinstance(offset, str) else top_end_grasps(T_obj, centre, float(size[2]), offset)
+    # how wide it is where the fingers would close (a bottle's neck, not its body); its box where unmeasured
+    at_end = None if not end_frames else width_across_m(obj, np.asarray(end_frames[0][1].position_m, dtype=float),
+                                                         end_frames[0][1].as_matrix()[:3, 1])
+    grip_width = at_end if at_end else width
+    by_rim = grip_width + FINGER_SLACK_M > max_gap  # too wide to take across: pinched by its rim (``rim_pinch.py``)
     if by_rim:
         d_rim = rim_depth_m(info, float(size[2]))
         frames = rim_pinch_frames(info)
@@ -105,11 +113,10 @@ def stand_up(sk: SkillParts, grasp: GraspSkill, side: ArmSide, actor: str, info:
                                        f"{max_gap * 100:.1f} cm, and it has no rim to pinch clear of a handle", state)
         d_end = d_rim
     else:
-        offset = end_grasp_offset_m(float(size[2]), thickness, w.embodiment.palm_to_tcp_m)
         if isinstance(offset, str):
             return SkillResult.failure(f"cannot stand {actor} up: {offset}", state)
         d_end = offset
-        frames = top_end_grasps(T_obj, centre, float(size[2]), d_end)
+        frames = end_frames
     pre = min(pre_grasp_dis, RIM_PRE_GRASP_M) if by_rim else pre_grasp_dis  # a leaned approach from afar: no IK
     grasped = sk.grasping.grasp_at(side, actor, frames, pre, 0.0, 0.0)
     if isinstance(grasped, Failure):

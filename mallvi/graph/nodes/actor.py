@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -43,15 +44,32 @@ RETRY_KINDS = (FailureKind.NO_PLAN, FailureKind.UNREACHABLE, FailureKind.REFUSED
 KEEP_HOLD_KINDS = (*RETRY_KINDS, FailureKind.WRONG_ARM)
 
 
-def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float) -> tuple[str | None, str]:
+def _match_key(info_name: str, world: WorldModel, where: tuple[float, float, float]) -> tuple[float, float, str]:
+    info = world.get_object(info_name)
+    return (round(box_distance_m(info, where), 3), math.dist(centre_of(info), where), info_name)
+
+
+def match_object(obj: SceneObject, world: WorldModel | None, radius_m: float,
+                 others: Sequence[SceneObject] = ()) -> tuple[str | None, str]:
     """The world-model name whose box lies nearest a perceived object's centre (ties: the nearer centre), if the
-    perceived centre is within ``radius_m`` of its centre or within ``ON_OBJECT_M`` of its box; else (None, why)."""
+    perceived centre is within ``radius_m`` of its centre or within ``ON_OBJECT_M`` of its box; else (None, why).
+    A name that is the nearest of another perceived object in ``others``, nearer to it than to ``obj``, is that
+    object's: a bottle lying in a bin, its centre inside the bin's box, is not bound to the bin the graph sees too."""
     if world is None:
         return obj.id, "no world model: the perceived id is used"
+    names = list(world.object_names())
+    claimed: set[str] = set()
+    for other in others:
+        if other.id == obj.id or not names:
+            continue
+        theirs = min(_match_key(n, world, other.position_m) for n in names)
+        if theirs[:2] < _match_key(theirs[2], world, obj.position_m)[:2]:
+            claimed.add(theirs[2])
     best: tuple[float, float, str] | None = None
-    for name in world.object_names():
-        info = world.get_object(name)
-        key = (round(box_distance_m(info, obj.position_m), 3), math.dist(centre_of(info), obj.position_m), name)
+    for name in names:
+        if name in claimed:
+            continue
+        key = _match_key(name, world, obj.position_m)
         if best is None or key < best:
             best = key
     if best is None or (best[1] > radius_m and best[0] > ON_OBJECT_M):
@@ -172,7 +190,7 @@ def _act(state: GraphState, ctx: GraphContext) -> dict[str, Any]:
                                                     failed_stage="thinker")}
             held = held_by_plan_arm(plan.calls, call.object, ctx)
             radius_m = max(ctx.match_radius_m, HELD_MATCH_RADIUS_M) if held else ctx.match_radius_m
-            name, why = match_object(obj, ctx.world, radius_m)
+            name, why = match_object(obj, ctx.world, radius_m, list(localized.values()))
             if name is None:  # the same perceived pose binds no better next time: a settled kind
                 step = FailedStep(kind=FailureKind.UNKNOWN_OBJECT, skill=call.skill, arm=call.arm)
                 return {"actor_report": ActorReport(ok=False, message=why, failed_stage="grounder", failed_step=step)}

@@ -9,7 +9,7 @@ import math
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
-from mallvi.graph.agent_errors import AgentError
+from mallvi.graph.agent_errors import AgentError, OutOfReachError
 from mallvi.graph.backends.rules.thinker import features as ft
 from mallvi.graph.backends.rules.thinker import goal_plans as gp
 from mallvi.graph.backends.rules.thinker.ee_plans import holder_of
@@ -20,6 +20,11 @@ from mallvi.graph.schemas import ActionPlan, FailedStep, ObjectRef, SceneMemory,
 
 RELAY_XY_M = ((0.0, -0.13), (0.0, -0.10), (-0.04, -0.14), (0.04, -0.14))  # near the robot: both arms reach down
 RELAY_BACK_XY_M = ((0.0, -0.05), (0.0, 0.0))  # farther in, tried where none of those can be reached
+STAND_LOW_PRE_M = 0.03
+"""A stood-up object is lowered onto its spot from this high where it cannot be from 8 cm: a bottle of 24 cm held by
+its top end put the hand 1.13 m up at the work centre, beyond either arm. From 3 cm at (0, -0.13), the first relay
+spot, both arms set six of six down; at (0, -0.10) three of five, at (0, -0.08) one, at (0, -0.05) none
+(development seeds 1400000-1400005)."""
 HELD_UP_M = 0.02  # a container held with its bottom this far above the table is held up, not resting in a hand
 
 
@@ -101,6 +106,15 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
         down = _container_down(target, localized, scene, ctx, attempt)
         if down is not None:
             return down
+        if held_by is None and lies_on_side(obj, first_seen(obj, scene.initial)):
+            # a tall object a fault laid down: stood up by the arm on its side, after that arm failed to by the
+            # other, and set down standing; taken as it lies after the other failed too
+            here = (obj.position_m[0], obj.position_m[1])
+            arms = [a for a in (_side(obj), _other(_side(obj))) if _reaches(ctx, a, here)]
+            if failed is not None and failed.skill == "upright_actor" and failed.arm in arms:
+                arms = arms[arms.index(failed.arm) + 1:]
+            if arms:
+                return _stand_up(obj, localized, scene, ctx, None, attempt, arm=arms[0], near_first=True)
         return _into(subtask, obj, target, localized, scene, ctx, hint, held_by, attempt)
     if subtask.relation == "center" and subtask.action in ("place", "move", "stack"):
         return _to_centre(subtask, obj, localized, scene, ctx, hint, held_by, attempt)
@@ -108,23 +122,31 @@ def goal_plan(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObje
 
 
 def _stand_up(obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory, ctx: AgentContext,
-              failed: FailedStep | None, attempt: int) -> ActionPlan:
-    """Stand a lying ``obj`` up (``upright_actor``) with the arm on its side (the other after that arm found no
-    way) and set it down standing at the work centre, else back where it lay; the subtask is planned again from
-    there."""
-    arm = _side(obj)
-    if failed is not None and failed.skill == "upright_actor" and failed.arm == arm:
-        arm = _other(arm)
+              failed: FailedStep | None, attempt: int, arm: str | None = None, near_first: bool = False) -> ActionPlan:
+    """Stand a lying ``obj`` up (``upright_actor``) with ``arm``, by default the arm on its side (the other after
+    that arm found no way), and set it down standing at the work centre, else back where it lay; else, lowered
+    from ``STAND_LOW_PRE_M``, at the relay spots near the robot or those spots. ``near_first``: the relay spots
+    first (a tall object held by its top end: only there do the arms reach down with it). The subtask is planned
+    again from there."""
+    if arm is None:
+        arm = _side(obj)
+        if failed is not None and failed.skill == "upright_actor" and failed.arm == arm:
+            arm = _other(arm)
     x, y, z = gp.centre_target(obj, scene, localized, ctx.table_top_z)
-    spots = [[x, y + dy, z] for dy in gp.CENTRE_Y_STEPS_M] + [[obj.position_m[0], obj.position_m[1], z]]
+    high = [[x, y + dy, z] for dy in gp.CENTRE_Y_STEPS_M] + [[obj.position_m[0], obj.position_m[1], z]]
+    around = gp.others(obj.id, scene, localized)
+    near = [[sx, sy, z] for sx, sy in dict.fromkeys(gp.free_spot(c, obj, around) for c in RELAY_XY_M)]
+    spots = ([(p, STAND_LOW_PRE_M) for p in near] + [(p, 0.08) for p in high] if near_first
+             else [(p, 0.08) for p in high] + [(p, STAND_LOW_PRE_M) for p in [*near, *high]])
+    (first, first_pre), rest = spots[0], spots[1:]
     calls = [gp._call("upright_actor", arm, obj.id),
-             gp._call("place_actor", arm, obj.id, spots[0], alternatives=[gp.CallVariant(target_pose=p)
-                                                                          for p in spots[1:]],
-                      functional_point_id=0, pre_dis=0.08, dis=0.005, constrain="free"),
+             gp._call("place_actor", arm, obj.id, first,
+                      alternatives=[gp.CallVariant(target_pose=p, args={"pre_dis": pre}) for p, pre in rest],
+                      functional_point_id=0, pre_dis=first_pre, dis=0.005, constrain="free"),
              gp._call("back_to_origin", arm)]
     return ActionPlan(calls=calls, strategy=f"stand up {arm} #{attempt}",
                       rationale=f"{obj.id} lies on its side: the {arm} arm stands it up and sets it down at "
-                                f"({x:.2f}, {y:.2f}); the subtask is planned again from there")
+                                f"({first[0]:.2f}, {first[1]:.2f}); the subtask is planned again from there")
 
 
 def _to_centre(subtask: Subtask, obj: SceneObject, localized: dict[str, SceneObject], scene: SceneMemory,
@@ -184,9 +206,13 @@ def _into(subtask: Subtask, obj: SceneObject, box: SceneObject, localized: dict[
     ways: list[tuple[str, str]] = [("direct", a) for a in direct if a == held_by or a == _side(obj)]
     takers = [a for a in ("left", "right") if _reaches(ctx, a, spot(a), rim_h)]
     if not hint:
-        ways += [("relay", t) for t in takers if held_by in (None, _other(t)) and t != _side(obj)]
+        # the other arm gives: from the object's side, or where only it reaches the object (pushed past the middle)
+        ways += [("relay", t) for t in takers if held_by in (None, _other(t))
+                 and (t != _side(obj) or (t not in direct and (held_by is not None or _reaches(ctx, _other(t), here))))]
     ways += [("direct", a) for a in direct if ("direct", a) not in ways]
     if not ways:
+        if takers and held_by is None and not any(_reaches(ctx, a, here) for a in ("left", "right")):
+            raise OutOfReachError(f"neither arm reaches {obj.id} at ({here[0]:.2f}, {here[1]:.2f})")
         raise AgentError(f"neither arm reaches into {box.id} at ({box.position_m[0]:.2f}, {box.position_m[1]:.2f})")
     how, arm = ways[attempt % len(ways)]
     if how == "direct":

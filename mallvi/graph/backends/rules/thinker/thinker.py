@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from mallvi.contracts.geometry import ArmSide
 from mallvi.contracts.skills import FailureKind
-from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError
+from mallvi.graph.agent_errors import AgentError, NoStrategyLeftError, OutOfReachError
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.backends.rules.thinker.ee_plans import ee_plan, holder_of
 from mallvi.graph.backends.rules.thinker.features import floor_z, is_container
@@ -273,7 +273,10 @@ class RulesThinker:
             return None
         target = _find(localized, subtask.target, exclude=obj.id) if subtask.target else None
         for k in range(GOAL_VARIANTS):
-            plan = goal_plan(subtask, obj, localized, scene, ctx, attempt + k, failed)
+            try:
+                plan = goal_plan(subtask, obj, localized, scene, ctx, attempt + k, failed)
+            except OutOfReachError:
+                break  # no arm reaches it where it lies: the ways below bring it within reach
             if plan is None:
                 return None
             plan = clear_first(plan, subtask, obj, target, localized, scene, ctx.table_top_z)
