@@ -2,8 +2,8 @@
 grasp centre, read by casting rays at the object's collision shapes.
 
 A box tells an object's widest extent only; a bottle is 7–8.6 cm across its body and 3.2 cm across its neck. The
-object is lifted far out of the scene for the casts (nothing else is hit), and put back where it was, at rest, in
-the same call: no physics step runs in between.
+object is lifted far out of the scene for the casts (nothing else is hit) and put back where it was in the same
+call, before any physics step.
 """
 
 from __future__ import annotations
