@@ -23,8 +23,7 @@ RELAY_BACK_XY_M = ((0.0, -0.05), (0.0, 0.0))  # farther in, tried where none of 
 STAND_LOW_PRE_M = 0.03
 """A stood-up object is lowered onto its spot from this high where it cannot be from 8 cm: a bottle of 24 cm held by
 its top end put the hand 1.13 m up at the work centre, beyond either arm. From 3 cm at (0, -0.13), the first relay
-spot, both arms set six of six down; at (0, -0.10) three of five, at (0, -0.08) one, at (0, -0.05) none
-(development seeds 1400000-1400005)."""
+spot, both arms set six of six down; at (0, -0.05) one of six (development seeds 1400000-1400005)."""
 HELD_UP_M = 0.02  # a container held with its bottom this far above the table is held up, not resting in a hand
 
 
