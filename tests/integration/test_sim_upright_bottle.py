@@ -11,6 +11,7 @@ from mallvi.sim_bridge.contingency import knock_over
 from mallvi.sim_bridge.grasp_width import width_across_m
 from mallvi.sim_bridge.upright import tilt_deg
 from mallvi.sim_bridge.world import SimWorld
+from tests.fixtures.sim_calls import set_down
 
 NEAR_ROBOT = (0.0, -0.13)  # the graph's relay spot, where a stood-up bottle is set down from 3 cm
 
@@ -42,11 +43,7 @@ def test_a_bottle_wider_than_the_gripper_is_stood_up_by_its_neck_and_set_down_st
         r = w.skills.upright_actor("bottle1", "left")
         assert r.ok, r.message
         assert w.holder.held_by("left") == "bottle1" and tilt_deg(w.truth.get_object("bottle1").pose) < 2.0
-        placed = w.skills.place_actor("bottle1", "left", [*NEAR_ROBOT, w.table_top_z], functional_point_id=0,
-                                      pre_dis=0.03, dis=0.005, constrain="free")
+        placed, pose = set_down(w, "bottle1", "left", NEAR_ROBOT, pre_dis=0.03)
         assert placed.ok, placed.message
-        assert w.skills.back_to_origin("left").ok
-        w.settle()
-        pose = w.truth.get_object("bottle1").pose
         assert tilt_deg(pose) < 2.0, f"the bottle stands {tilt_deg(pose):.0f}° off upright"
         assert np.hypot(pose.position_m[0] - NEAR_ROBOT[0], pose.position_m[1] - NEAR_ROBOT[1]) < 0.02

@@ -11,6 +11,7 @@ from mallvi.contracts.skills import FailureKind
 from mallvi.sim_bridge.contingency import knock_over
 from mallvi.sim_bridge.upright import tilt_deg
 from mallvi.sim_bridge.world import SimWorld
+from tests.fixtures.sim_calls import set_down
 
 MIDDLE = (0.0, -0.05)
 
@@ -31,12 +32,8 @@ def test_a_mug_on_its_side_is_stood_up_by_its_rim_and_set_down_standing() -> Non
             assert r.ok, f"seed {seed}: {r.message}"
             assert "swung upright" in r.message and str(r.data["grasp"]).startswith("rim_side")
             assert w.holder.held_by("left") == "mug" and tilt_deg(w.truth.get_object("mug").pose) < 2.0
-            placed = w.skills.place_actor("mug", "left", [*MIDDLE, w.table_top_z], functional_point_id=0,
-                                          pre_dis=0.08, dis=0.005, constrain="free")
+            placed, pose = set_down(w, "mug", "left", MIDDLE, pre_dis=0.08)
             assert placed.ok, placed.message
-            assert w.skills.back_to_origin("left").ok
-            w.settle()
-            pose = w.truth.get_object("mug").pose
             assert tilt_deg(pose) < 2.0, f"seed {seed}: the mug stands {tilt_deg(pose):.0f}° off upright"
             assert np.hypot(pose.position_m[0] - MIDDLE[0], pose.position_m[1] - MIDDLE[1]) < 0.02
 
