@@ -4,8 +4,10 @@ A re-scan sees the scene afresh, but the plan's bindings name objects by the ids
 would break them: an object seen with a different shape word (a pad half covered by a block reads as
 "blue_object", a block cut by the image edge as "green_pad"), and an object that is not seen at all because
 something now lies on it (a pad under the block put on it). ``reconcile`` keeps the earlier id for an object of
-the same colour found within ``SAME_OBJECT_XY_M`` of where it was, or within ``MOVED_BY_FAULT_MAX_M`` when it is
-the only new name of the only lost object of that colour (a fault pushed it). It keeps an earlier object that is
+the same kind (``_same_kind``: its colour, or its label when perception gives no colour) found within
+``SAME_OBJECT_XY_M`` of where it was; and for the only lost object of its colour and label, the one new name of
+both wherever it is (a fault pushed it, a knock threw it out of a container, a relay set it down elsewhere), or of
+its colour alone the one within ``MOVED_BY_FAULT_MAX_M``. It keeps an earlier object that is
 no longer seen when a newly seen object lies on top of where it was: the earlier observation, marked
 ``source = "memory: hidden under X"``; nothing is kept that no object covers (a missing detection stays missing).
 Two nested objects of one size (a bowl in a bowl) read as one to depth perception: after "put X in Y" the one not
@@ -95,6 +97,13 @@ def _alike(a: SceneObject, b: SceneObject) -> bool:
     return a.color == b.color and canonical_label(a.label) == canonical_label(b.label)
 
 
+def _same_kind(a: SceneObject, b: SceneObject) -> bool:
+    """Whether ``a`` may be ``b`` seen again: the same colour, and without a colour the same label (a colour
+    detector's shape word changes with the angle; a detector that gives no colour names the kind itself, and a
+    colourless clutter item is not a lost bottle)."""
+    return a.color == b.color if a.color is not None else _alike(a, b)
+
+
 def _near(xyz: tuple[float, float, float], o: SceneObject) -> bool:
     return math.hypot(xyz[0] - o.position_m[0], xyz[1] - o.position_m[1]) <= SAME_OBJECT_XY_M
 
@@ -157,7 +166,7 @@ def reconcile(previous: list[SceneObject], scan: list[SceneObject], relations: l
         if o.id in {p.id for p in previous}:
             out.append(o)
             continue
-        same = [p for p in unmatched if p.color == o.color and _xy_dist(p, o) <= SAME_OBJECT_XY_M]
+        same = [p for p in unmatched if _same_kind(o, p) and _xy_dist(p, o) <= SAME_OBJECT_XY_M]
         if len(same) == 1:
             rename[o.id] = same[0].id
             unmatched.remove(same[0])
@@ -175,6 +184,16 @@ def reconcile(previous: list[SceneObject], scan: list[SceneObject], relations: l
             out[i] = out[i].model_copy(update={"id": p.id, "label": p.label})
             unmatched.remove(p)
             newcomers.remove(i)
+    # a push, a knock or the graph's own relay took it anywhere: the one lost object of a colour and label is the
+    # one new object of both (nothing else brings an object into the scene)
+    for p in list(unmatched):
+        kin = [i for i in newcomers if _alike(out[i], p)]
+        if len(kin) == 1 and sum(_alike(q, p) for q in unmatched) == 1:
+            i = kin[0]
+            rename[out[i].id] = p.id
+            out[i] = out[i].model_copy(update={"id": p.id, "label": p.label})
+            unmatched.remove(p)
+            newcomers.remove(i)
     for p in unmatched:
         cover = next((o for o in out if o.id != p.id and _covers(o, p)), None)
         if cover is not None:
@@ -188,16 +207,16 @@ def recover_from_view(previous: list[SceneObject], objects: list[SceneObject], s
     """``objects`` plus the earlier objects the main camera lost that camera ``view`` sees, under their earlier ids
     and labels and marked ``source = "<source>@<view>"``; nothing else from that view.
 
-    A lost object is the one object of its colour that view sees apart from those the main camera already has
-    (the shape word may differ from another angle); an ambiguous match leaves it lost.
+    A lost object is the one object of its kind (``_same_kind``) that view sees apart from those the main camera
+    already has (a colour detector's shape word may differ from another angle); an ambiguous match leaves it lost.
     """
     ids_now = {o.id for o in objects}
     lost = [p for p in previous if p.id not in ids_now]
     out = list(objects)
     for p in lost:
-        same = [o for o in seen_there if o.color == p.color
-                and not any(q.color == o.color and _xy_dist(q, o) <= SAME_OBJECT_XY_M for q in out)]
-        if len(same) == 1 and sum(q.color == p.color for q in lost) == 1:
+        same = [o for o in seen_there if _same_kind(o, p)
+                and not any(_same_kind(q, o) and _xy_dist(q, o) <= SAME_OBJECT_XY_M for q in out)]
+        if len(same) == 1 and sum(_same_kind(q, p) for q in lost) == 1:
             out.append(same[0].model_copy(update={"id": p.id, "label": p.label, "source": f"{same[0].source}@{view}"}))
     return out
 

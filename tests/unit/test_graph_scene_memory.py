@@ -68,3 +68,42 @@ def test_the_one_lost_object_of_a_colour_is_the_one_new_name_of_that_colour_wher
     two_new = [PAD, BLOCK, pushed, pushed.model_copy(update={"id": "green_round", "position_m": (0.05, 0.05, 0.75)})]
     objects, _ = reconcile([PAD, BLOCK, green], two_new, [])
     assert "green_block" not in {o.id for o in objects}, "two candidates: ambiguous, left to the re-scan"
+
+
+def _bottle(oid: str, x: float, y: float) -> SceneObject:
+    """A bottle as simulator perception gives it: a label, no colour."""
+    return SceneObject(id=oid, label="bottle", color=None, position_m=(x, y, TABLE_Z + 0.12),
+                       size_m=(0.07, 0.07, 0.24), source="describe")
+
+
+CLUTTER = SceneObject(id="clutter", label="clutter", color=None, position_m=(0.52, -0.16, TABLE_Z + 0.01),
+                      size_m=(0.05, 0.10, 0.02), source="describe")
+BOTTLES = [_bottle("bottle", -0.38, 0.04), _bottle("bottle_2", 0.0, -0.22), _bottle("bottle_3", 0.2, 0.1)]
+
+
+def test_a_bottle_knocked_far_out_of_the_bin_keeps_its_id_when_it_is_the_one_lost_and_the_one_new() -> None:
+    knocked = _bottle("bottle_5", -0.21, 0.30)  # 0.38 m from where it stood in the bin
+    objects, _ = reconcile([*BOTTLES, CLUTTER], [BOTTLES[1], BOTTLES[2], knocked, CLUTTER], [])
+    assert sorted(o.id for o in objects if o.label == "bottle") == ["bottle", "bottle_2", "bottle_3"]
+    assert next(o for o in objects if o.id == "bottle").position_m[:2] == (-0.21, 0.30)
+    # two bottles lost and one new: which one it is cannot be told, the new name stays
+    objects, _ = reconcile([*BOTTLES, CLUTTER], [BOTTLES[2], knocked, CLUTTER], [])
+    assert sorted(o.id for o in objects if o.label == "bottle") == ["bottle_3", "bottle_5"]
+
+
+def test_a_colourless_object_of_another_kind_never_takes_a_lost_bottles_id() -> None:
+    new_clutter = CLUTTER.model_copy(update={"id": "clutter_2", "position_m": (-0.37, 0.05, TABLE_Z + 0.01)})
+    objects, _ = reconcile([*BOTTLES, CLUTTER], [BOTTLES[1], BOTTLES[2], CLUTTER, new_clutter], [])
+    assert {o.id for o in objects} == {"bottle_2", "bottle_3", "clutter", "clutter_2"}
+    assert next(o for o in objects if o.id == "clutter_2").label == "clutter"
+
+
+def test_another_view_recovers_a_lost_bottle_but_not_a_clutter_item_in_its_place() -> None:
+    from mallvi.graph.scene_memory import recover_from_view
+
+    seen = [BOTTLES[1], BOTTLES[2]]
+    front_sees_clutter = [CLUTTER.model_copy(update={"id": "clutter_7"})]
+    assert recover_from_view([*BOTTLES, CLUTTER], [*seen, CLUTTER], front_sees_clutter, "front") == [*seen, CLUTTER]
+    front_sees_bottle = [_bottle("bottle_9", -0.30, 0.12)]
+    got = recover_from_view(BOTTLES, seen, front_sees_bottle, "front")
+    assert [o.id for o in got] == ["bottle_2", "bottle_3", "bottle"] and got[-1].source == "describe@front"
