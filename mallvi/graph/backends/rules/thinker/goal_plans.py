@@ -28,7 +28,6 @@ RELEASE_GAP_M = 0.005  # ... and is let go this far above the container's floor
 SHORT_DROPS_M = (0.03, 0.06)  # ... else this much higher, where the arm cannot reach down so far
 WALL_M = 0.01  # a container's wall, taken off its inner size
 CELL_MARGIN_M = 0.005  # an object in a row of cells keeps this much more from the walls
-ROW_TOWARD_CENTRE = 0.5  # a row of cells lies off the container's middle by this share of its free room across
 NEAR_ARM_M = 0.035  # where the arm cannot reach a container's centre, it tries this much nearer its side
 NEST_RATIO = 0.8  # an object at least this wide as a container's inside nests in it (rests on its walls)
 NEST_GAP_M = 0.012  # a nested object's bottom is placed this far above the lower one's bottom ...
@@ -144,9 +143,7 @@ def cross_slot(slot: int) -> tuple[float, float]:
 
 def container_spot(box: SceneObject, obj: SceneObject, slot: int | None, n: int, arm: str) -> tuple[float, float]:
     """Where in ``box`` the object goes: with ``n`` objects to put in, cell ``slot`` along its longer side, the far
-    cells first, the row off the middle line towards the work centre by ``ROW_TOWARD_CENTRE`` of the room across
-    (a drop that misses its cell then leans over the wall on the middle of the table's side, where the arms take
-    it again, instead of over the wall on the table's edge); a single object at its centre."""
+    cells first; a single object at its centre."""
     cx, cy = box.position_m[0], box.position_m[1]
     floor_centre = ft.point(box, "center")
     if floor_centre is not None:
@@ -155,15 +152,10 @@ def container_spot(box: SceneObject, obj: SceneObject, slot: int | None, n: int,
         return (cx, cy)
     size = box.size_m  # the world-aligned extent: its longer side is the row's direction
     long_axis = np.array([1.0, 0.0]) if size[0] >= size[1] else np.array([0.0, 1.0])
-    across = np.array([long_axis[1], long_axis[0]])
     half = max(size[0], size[1]) / 2 - WALL_M - ft.width_m(obj) / 2 - CELL_MARGIN_M
-    room = max(0.0, min(size[0], size[1]) / 2 - WALL_M - ft.width_m(obj) / 2 - CELL_MARGIN_M)
-    towards = float(np.sign(np.dot(np.asarray(WORK_CENTRE_XY_M) - (cx, cy), across)))
     offsets = np.linspace(half, -half, n) if n > 1 else np.zeros(1)
     off = float(offsets[min(slot, n - 1)])
-    shift = towards * ROW_TOWARD_CENTRE * room
-    return (cx + off * float(long_axis[0]) + shift * float(across[0]),
-            cy + off * float(long_axis[1]) + shift * float(across[1]))
+    return (cx + off * float(long_axis[0]), cy + off * float(long_axis[1]))
 
 
 def lower_into(arm: str, obj: SceneObject, spot_xy: tuple[float, float], floor_z: float,
