@@ -31,6 +31,7 @@ from mallvi.graph.schemas import (
     SceneObject,
     Verdict,
 )
+from mallvi.graph.stack_count import stack_short
 from mallvi.graph.state import GraphState
 
 
@@ -56,10 +57,17 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     # the failed call comes from the Actor's report, never from a backend's answer: the Thinker routes on its kind
     v = v.model_copy(update={"failed_step": report.failed_step if v.verdict == "failure" and not report.ok else None})
     if v.verdict == "success":
-        lying = toppled(state, ctx.perception.scan(obs))
+        fresh = ctx.perception.scan(obs)
+        lying = toppled(state, fresh)
         if lying is not None:  # a tall object put down lying on its side is not placed as asked
             v = Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
                         explanation=f"{lying} (the Reflector's success verdict overruled)")
+        plan, scene = state["plan"], state["scene"]
+        short = None if plan is None or scene is None else stack_short(
+            plan, state["subtask_index"], fresh, scene.objects)
+        if v.verdict == "success" and short is not None:  # alike members whose names a re-scan swapped
+            v = Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
+                        explanation=f"{short} (the Reflector's success verdict overruled)")
     return v, [image_id], obs
 
 
