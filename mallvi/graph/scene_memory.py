@@ -173,27 +173,26 @@ def reconcile(previous: list[SceneObject], scan: list[SceneObject], relations: l
             out.append(o.model_copy(update={"id": same[0].id, "label": same[0].label}))
         else:
             out.append(o)
-    # a fault moved it further: the one newly named object of a colour is the one lost object of that colour
     prev_ids = {p.id for p in previous}
     newcomers = [i for i, o in enumerate(out) if o.id not in prev_ids]
+
+    def take(i: int, p: SceneObject) -> None:  # newcomer i is the lost object p
+        rename[out[i].id] = p.id
+        out[i] = out[i].model_copy(update={"id": p.id, "label": p.label})
+        unmatched.remove(p)
+        newcomers.remove(i)
+
+    # a fault moved it further: the one newly named object of a colour is the one lost object of that colour
     for p in list(unmatched):
         cands = [i for i in newcomers if out[i].color == p.color and _xy_dist(out[i], p) <= MOVED_BY_FAULT_MAX_M]
         if p.color is not None and len(cands) == 1 and sum(q.color == p.color for q in unmatched) == 1:
-            i = cands[0]
-            rename[out[i].id] = p.id
-            out[i] = out[i].model_copy(update={"id": p.id, "label": p.label})
-            unmatched.remove(p)
-            newcomers.remove(i)
+            take(cands[0], p)
     # a push, a knock or the graph's own relay took it anywhere: the one lost object of a colour and label is the
     # one new object of both (nothing else brings an object into the scene)
     for p in list(unmatched):
         kin = [i for i in newcomers if _alike(out[i], p)]
         if len(kin) == 1 and sum(_alike(q, p) for q in unmatched) == 1:
-            i = kin[0]
-            rename[out[i].id] = p.id
-            out[i] = out[i].model_copy(update={"id": p.id, "label": p.label})
-            unmatched.remove(p)
-            newcomers.remove(i)
+            take(kin[0], p)
     for p in unmatched:
         cover = next((o for o in out if o.id != p.id and _covers(o, p)), None)
         if cover is not None:

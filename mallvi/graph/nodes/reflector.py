@@ -58,16 +58,14 @@ def judge(state: GraphState, ctx: GraphContext, log: CallLog) -> tuple[Verdict, 
     v = v.model_copy(update={"failed_step": report.failed_step if v.verdict == "failure" and not report.ok else None})
     if v.verdict == "success":
         fresh = ctx.perception.scan(obs)
-        lying = toppled(state, fresh)
-        if lying is not None:  # a tall object put down lying on its side is not placed as asked
-            v = Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
-                        explanation=f"{lying} (the Reflector's success verdict overruled)")
         plan, scene = state["plan"], state["scene"]
-        short = None if plan is None or scene is None else stack_short(
-            plan, state["subtask_index"], fresh, scene.objects)
-        if v.verdict == "success" and short is not None:  # alike members whose names a re-scan swapped
+        # a tall object put down lying on its side is not placed as asked; nor is a stack whose alike members'
+        # names a re-scan swapped, when it is shorter than its links make it
+        why = toppled(state, fresh) or (None if plan is None or scene is None else stack_short(
+            plan, state["subtask_index"], fresh, scene.objects))
+        if why is not None:
             v = Verdict(verdict="failure", failure_category="wrong_placement", blamed_agent="thinker",
-                        explanation=f"{short} (the Reflector's success verdict overruled)")
+                        explanation=f"{why} (the Reflector's success verdict overruled)")
     return v, [image_id], obs
 
 
