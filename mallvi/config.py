@@ -36,7 +36,13 @@ def _check_seconds(name: str, value: float) -> None:
 
 @dataclass(frozen=True)
 class Budgets:
-    """Retry budgets; the recursion limit is derived from them (``recursion_limit``)."""
+    """Retry budgets; the recursion limit is derived from them (``recursion_limit``).
+
+    ``max_attempts_per_subtask`` and ``max_total_attempts`` count the failed attempts that chance or the check
+    decided. A failure of geometry (no inverse-kinematics solution, no path, an arm not allowed) spends nothing of
+    them: the failure memory rules the same calls out where the object lies, so such failures end in "no different
+    strategy". As many again as the budget are allowed of them (``attempt_cap_per_subtask``, ``attempt_cap_total``).
+    """
 
     max_attempts_per_subtask: int = 4
     rescan_after_failures: int = 2
@@ -48,10 +54,20 @@ class Budgets:
         if self.max_attempts_per_subtask < 1 or self.max_subtasks < 1 or self.max_total_attempts < 1:
             raise ValueError("budgets must allow at least one attempt and one subtask")
 
+    @property
+    def attempt_cap_per_subtask(self) -> int:
+        """Failed attempts of every kind a subtask may make: its budget, and as many failures of geometry."""
+        return 2 * self.max_attempts_per_subtask
+
+    @property
+    def attempt_cap_total(self) -> int:
+        """Failed attempts of every kind a run may make: its budget, and as many failures of geometry."""
+        return 2 * self.max_total_attempts
+
     def recursion_limit(self, n_subtasks: int | None = None) -> int:
         """Super-steps a run may need: start + per attempt (dispatch..reflector, 8 steps) + re-scans."""
         n = min(n_subtasks or self.max_subtasks, self.max_subtasks)
-        attempts = min(n * self.max_attempts_per_subtask, self.max_total_attempts + n)
+        attempts = min(n * self.attempt_cap_per_subtask, self.attempt_cap_total + n)
         return 4 + attempts * 9 + n * self.max_rescans_per_subtask * 2 + 10
 
 

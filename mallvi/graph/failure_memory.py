@@ -248,6 +248,12 @@ def rescanned_last(memory: Sequence[FailedAttempt]) -> bool:
     return bool(memory) and memory[-1].strategy == RESCAN
 
 
+def geometry_failures(memory: Sequence[FailedAttempt]) -> int:
+    """How many of the remembered failures were of geometry (``ARM_BLOCKING_KINDS``: no inverse-kinematics
+    solution, no path, the arm not allowed): failures that spend none of the budget (``Budgets``)."""
+    return sum(1 for m in memory if m.kind in ARM_BLOCKING_KINDS)
+
+
 def lost_again(memory: Sequence[FailedAttempt]) -> bool:
     """Whether the last two things remembered are both an object lost from view: the second came after the re-scan
     that the first one asked for (the Descriptor's re-scan looks through the second camera too)."""

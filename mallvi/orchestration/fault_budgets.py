@@ -11,8 +11,9 @@ counts like a failed grasp (at 0.95, 7 of 80 ``medium`` runs on seeds 9000–901
 chance where the model promised about 3 %). The run's total grows with it (3 subtasks' worth) and the Descriptor
 may re-scan after every ``rescan_after_failures`` failures. ``medium`` (q = 0.25) gives 20 attempts per subtask,
 ``hard`` (q = 0.04) 140 (about 25 are spent on average; the rest covers the tail); ``easy`` keeps the base
-budget. Only chance failures spend this budget: a settled failure (no IK, no
-path, an arm not allowed) is not repeated, and when no different strategy remains the run stops early.
+budget. A failure of geometry (no IK, no path, an arm not allowed) spends none of
+it, up to as many again (``Budgets.attempt_cap_per_subtask``); it is not repeated where the object lies, and when
+no different strategy remains the run stops early.
 LangGraph's recursion limit follows from the budget (``Budgets.recursion_limit``).
 """
 

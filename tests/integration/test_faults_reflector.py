@@ -75,6 +75,52 @@ def test_a_budget_from_the_level_outlasts_a_run_of_misses_the_default_budget_doe
 
 
 @dataclass
+class _LeftOutOfReach(FakeWorld):
+    """The left arm finds no inverse-kinematics solution for any grasp of the green block; the right arm's first
+    ``right_misses`` grasps close on nothing and push it 3 cm on, so the left arm is asked again wherever it lies."""
+
+    right_misses: int = 0
+    right_grasps: int = 0
+
+    def grasp_actor(self, actor: str, arm_tag: ArmSide, **kw: Any) -> SkillResult:
+        if actor == "green_block" and arm_tag == "left":
+            self.calls.append(("grasp_actor", arm_tag, actor))
+            return SkillResult.failure(f"no reachable grasp of {actor} for the left arm: no inverse-kinematics "
+                                       "solution", FailureKind.UNREACHABLE)
+        if actor == "green_block":
+            self.right_grasps += 1
+            if self.right_grasps <= self.right_misses:
+                self.objects[actor].pos[1] += 0.03
+                self.calls.append(("grasp_actor", arm_tag, actor))
+                return SkillResult.failure(f"grasp of {actor} failed: the right gripper closed on nothing",
+                                           FailureKind.GRASP_EMPTY)
+        return super().grasp_actor(actor, arm_tag, **kw)
+
+
+def test_failures_of_geometry_spend_none_of_the_budget_up_to_as_many_again() -> None:
+    def world(misses: int) -> _LeftOutOfReach:
+        w = _LeftOutOfReach(**vars(FakeWorld.blocks(("red", 0.05, 0.0), ("green", -0.1, -0.1))))
+        w.right_misses = misses
+        return w
+
+    # three misses by chance and the left arm out of reach wherever the block lies: before, the default budget
+    # of 4 ran out on the way ("subtask budget exhausted after 4 attempts") though chance had spent only two
+    w = world(3)
+    out, _ = drive(fake_context(w), "stack the green block on the red block")
+    assert out.status == "succeeded" and out.graph_success, out.failure_report
+    assert out.attempts == {"0": 7}  # the left arm out of reach at each of the four poses, the right arm's 3 misses
+    assert w.objects["green_block"].pos[2] > w.objects["red_block"].pos[2]
+    # chance alone still ends the subtask at its budget, and the report says how many failures were of geometry
+    out, _ = drive(fake_context(world(9)), "stack the green block on the red block")
+    assert out.status == "failed" and out.failure_report is not None
+    reason = out.failure_report.reason
+    assert reason.startswith("subtask budget exhausted after "), reason
+    n = out.failure_report.attempts
+    assert f"exhausted after {n} attempts (" in reason and n <= Budgets().attempt_cap_per_subtask
+    assert "found no inverse-kinematics solution, path or allowed arm and spent none of it" in reason
+
+
+@dataclass
 class _KnocksFirstOff(FakeWorld):
     """The second successful place knocks the first placed object 12 cm aside (and says nothing)."""
 

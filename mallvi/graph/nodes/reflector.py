@@ -15,11 +15,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mallvi.config import Budgets
 from mallvi.contracts.observation import Observation
 from mallvi.graph.agent_errors import AgentError
 from mallvi.graph.backends.backend_protocols import CallLog
 from mallvi.graph.context import GraphContext
-from mallvi.graph.failure_memory import RESCAN, FailedAttempt, lost_again, record, rescanned_last
+from mallvi.graph.failure_memory import (
+    RESCAN,
+    FailedAttempt,
+    geometry_failures,
+    lost_again,
+    record,
+    rescanned_last,
+)
 from mallvi.graph.nodes.common import current_subtask
 from mallvi.graph.posture import lies_on_side
 from mallvi.graph.scene_memory import nested_after, settled
@@ -129,11 +137,10 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool =
                    f"not find it again): {v.explanation}"))
     elif no_strategy:
         update["retry_from"] = "descriptor"  # the last strategy: look again, then plan from what is seen
-    elif attempts[key] >= b.max_attempts_per_subtask or total >= b.max_total_attempts:
-        why = "subtask budget" if attempts[key] >= b.max_attempts_per_subtask else "run budget"
+    elif (why := budget_spent(b, attempts[key], total, memory, update["failures"])) is not None:
         update.update(status="failed", retry_from="end", failure_report=FailureReport(
             subtask_index=idx, subtask=text, attempts=attempts[key], history=history, tried=tried,
-            reason=f"{why} exhausted after {attempts[key]} attempts; last: {v.explanation}"))
+            reason=f"{why}; last: {v.explanation}"))
     elif lost:
         update["retry_from"] = "descriptor"  # look again at once, through the second camera too
     elif attempts[key] % b.rescan_after_failures == 0 and rescans < b.max_rescans_per_subtask:
@@ -142,6 +149,22 @@ def decide(state: GraphState, ctx: GraphContext, v: Verdict, attempt_ran: bool =
         blamed = v.blamed_agent if v.blamed_agent in RETRYABLE_AGENTS else "thinker"
         update["retry_from"] = blamed
     return update
+
+
+def budget_spent(b: Budgets, attempts: int, total: int, memory: list[FailedAttempt],
+                 failures: dict[str, list[FailedAttempt]]) -> str | None:
+    """Which budget the failed attempts have spent, said with the attempts made and how many of them were failures
+    of geometry (which spend nothing, up to the caps), or None."""
+    geometry = geometry_failures(memory)
+    geometry_total = sum(geometry_failures(m) for m in failures.values())
+    if attempts - geometry >= b.max_attempts_per_subtask or attempts >= b.attempt_cap_per_subtask:
+        why, n, free = "subtask budget", attempts, geometry
+    elif total - geometry_total >= b.max_total_attempts or total >= b.attempt_cap_total:
+        why, n, free = "run budget", total, geometry_total
+    else:
+        return None
+    note = f" ({free} of them found no inverse-kinematics solution, path or allowed arm and spent none of it)"
+    return f"{why} exhausted after {n} attempts{note if free else ''}"
 
 
 UNDO_CATEGORIES = ("wrong_placement", "grasp_failed")
