@@ -158,13 +158,19 @@ class SimFaults:
         self.injector.record("grasp_slip", "grasp", actor, self.clock.sim_time_s)
 
     def place_drawn(self, actor: str) -> tuple[str | None, NDArray[np.float64]]:
-        """The place's fault and the offset its target gets: 4-8 cm for a ``place_off`` (recorded now)."""
+        """The place's fault and the offset its target gets: 4-8 cm for a ``place_off``. It is recorded when the
+        arm has carried the object there (``carried_off``): a place that then finds no inverse-kinematics solution
+        or path moved nothing, and no fault acted."""
         fault = self.injector.draw("place")
         offset_m = np.zeros(3)
         if fault == "place_off":
             offset_m = self.injector.place_offset_m()
-            self.injector.record(fault, "place", actor, self.clock.sim_time_s)
         return fault, offset_m
+
+    def carried_off(self, actor: str, fault: str | None) -> None:
+        """The arm has brought ``actor`` down at its target: a drawn ``place_off`` has acted (recorded now)."""
+        if fault == "place_off":
+            self.injector.record(fault, "place", actor, self.clock.sim_time_s)
 
     def closed_on(self, side: ArmSide, actor: str) -> str | None:
         """Tier 3: the fingers closed on ``actor``. A ``grasp_miss`` lets go of it and pushes it out from between
@@ -193,6 +199,7 @@ class SimFaults:
         offset; it then settles under physics)."""
         if not np.any(offset_m):
             return
+        self.injector.record("place_off", "place", actor, self.clock.sim_time_s)
         obj = self.objects.bodies[actor]
         pose = obj.entity.get_pose()
         _set_still(obj, sapien.Pose(p=np.asarray(pose.p, dtype=float) + offset_m + (0.0, 0.0, 0.005), q=pose.q))

@@ -65,6 +65,7 @@ def lay_within_reach(sk: SkillParts, side: ArmSide, actor: str, pre_grasp_dis: f
         if why is not None:
             reasons.append(why.message)
             continue
+        sk.faults.carried_off(actor, fault)
         w.holder.release(side)
         w.arms[side].set_gripper(1.0)
         _retreat(sk, side, pre)

@@ -214,6 +214,7 @@ class SimSkills:
         why = self.motion.move(side, final, "straight")
         if why is not None:
             return why.result(f"cannot lower {actor} onto the target: ")
+        p.faults.carried_off(actor, fault)
         if is_open:
             p.holder.release(side)
             released_z = float(p.objects[actor].entity.get_pose().p[2])

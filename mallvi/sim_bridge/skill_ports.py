@@ -36,7 +36,7 @@ class Clock(Protocol):
 
 
 class FaultHooks(Protocol):
-    """The points where an episode's faults act on a skill (see ``contingency.py``): four for the Tier 2 skills,
+    """The points where an episode's faults act on a skill (see ``contingency.py``): five for the Tier 2 skills,
     two more for Tier 3's end-effector actions."""
 
     def grasp_closing(self, side: ArmSide, actor: str) -> str | None:
@@ -50,6 +50,10 @@ class FaultHooks(Protocol):
 
     def place_drawn(self, actor: str) -> tuple[str | None, NDArray[np.float64]]:
         """A place of ``actor`` starts: its fault and the offset (world, metres) its target gets."""
+        ...
+
+    def carried_off(self, actor: str, fault: str | None) -> None:
+        """The arm brought ``actor`` down at its (offset) target: a ``place_off`` drawn for it has acted."""
         ...
 
     def placed(self, actor: str, fault: str | None) -> None:
@@ -77,6 +81,9 @@ class NoFaults:
 
     def place_drawn(self, actor: str) -> tuple[str | None, NDArray[np.float64]]:
         return None, np.zeros(3)
+
+    def carried_off(self, actor: str, fault: str | None) -> None:
+        return None
 
     def placed(self, actor: str, fault: str | None) -> None:
         return None
