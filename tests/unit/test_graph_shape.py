@@ -33,9 +33,11 @@ def test_recursion_limit_grows_with_the_budget_and_covers_a_full_run() -> None:
     small, big = Budgets(max_subtasks=2), Budgets(max_subtasks=12)
     assert big.recursion_limit() > small.recursion_limit()
     b = Budgets()
-    # every subtask using all its attempts plus a re-scan still fits
-    worst = 3 + b.max_subtasks * (b.max_attempts_per_subtask * 9 + 2)
-    assert b.recursion_limit() >= min(worst, 3 + (b.max_total_attempts + b.max_subtasks) * 9)
+    # every subtask using all its attempts, failures of geometry included (they spend none of the budget, up to
+    # as many again), plus a re-scan still fits
+    assert b.attempt_cap_per_subtask == 2 * b.max_attempts_per_subtask
+    worst = 3 + b.max_subtasks * (b.attempt_cap_per_subtask * 9 + 2)
+    assert b.recursion_limit() >= min(worst, 3 + (b.attempt_cap_total + b.max_subtasks) * 9)
 
 
 def test_budgets_reject_nonsense() -> None:
