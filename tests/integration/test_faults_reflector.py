@@ -51,11 +51,16 @@ class _Flaky(FakeWorld):
     def grasp_actor(self, actor: str, arm_tag: ArmSide, **kw: Any) -> SkillResult:
         n = sum(1 for c in self.calls if c[0] == "grasp_actor")
         if n in self.miss_on:
-            self.objects[actor].pos[1] += 0.03
-            self.calls.append(("grasp_actor", arm_tag, actor))
-            return SkillResult.failure(f"grasp of {actor} failed: the {arm_tag} gripper closed on nothing",
-                                       FailureKind.GRASP_EMPTY)
+            return _miss(self, actor, arm_tag)
         return super().grasp_actor(actor, arm_tag, **kw)
+
+
+def _miss(w: FakeWorld, actor: str, arm_tag: ArmSide) -> SkillResult:
+    """A grasp that closes on nothing and pushes the object 3 cm on (as the simulator's ``grasp_miss``)."""
+    w.objects[actor].pos[1] += 0.03
+    w.calls.append(("grasp_actor", arm_tag, actor))
+    return SkillResult.failure(f"grasp of {actor} failed: the {arm_tag} gripper closed on nothing",
+                               FailureKind.GRASP_EMPTY)
 
 
 def test_a_budget_from_the_level_outlasts_a_run_of_misses_the_default_budget_does_not() -> None:
@@ -90,10 +95,7 @@ class _LeftOutOfReach(FakeWorld):
         if actor == "green_block":
             self.right_grasps += 1
             if self.right_grasps <= self.right_misses:
-                self.objects[actor].pos[1] += 0.03
-                self.calls.append(("grasp_actor", arm_tag, actor))
-                return SkillResult.failure(f"grasp of {actor} failed: the right gripper closed on nothing",
-                                           FailureKind.GRASP_EMPTY)
+                return _miss(self, actor, arm_tag)
         return super().grasp_actor(actor, arm_tag, **kw)
 
 
