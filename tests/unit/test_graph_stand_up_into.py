@@ -108,6 +108,9 @@ def test_a_bottle_only_the_far_arm_reaches_is_relayed_by_it_to_the_arm_at_the_bi
     plan = goal_plan(_into(), bottle, {"bottle": bottle, "bin": _bin()}, scene, ctx, 0, None)
     assert plan is not None and plan.strategy.startswith("relay into bin right->left")
     assert [(c.skill, c.arm) for c in plan.calls][:2] == [("grasp_actor", "right"), ("place_actor", "right")]
+    # stood 4 cm towards the taker: from the middle (0, -0.13) the left arm took such a bottle leaning, its hand
+    # 8-9 cm off the bottle's axis, and then had no way above the bin's front cell
+    assert plan.calls[1].target_pose is not None and plan.calls[1].target_pose[:2] == [-0.04, -0.14]
 
 
 def test_a_bottle_no_arm_reaches_is_brought_within_reach_first() -> None:
@@ -126,3 +129,16 @@ def test_a_bottle_no_arm_reaches_is_brought_within_reach_first() -> None:
         assert "neither arm reaches bottle at (-0.01, 0.20)" in str(e)
     plan = RulesThinker().think(_into(), localized, scene, 0, None, ctx, CallLog())
     assert plan.strategy is not None and plan.strategy.startswith(("nudge", "pull", "drag")), plan.strategy
+
+
+def test_a_relay_to_the_right_arm_starts_on_the_right_of_the_middle() -> None:
+    bottle = _at(-0.3, -0.05)
+    box = _bin().model_copy(update={"position_m": (0.38, -0.05, TABLE_Z + 0.04),
+                                    "points": {"opening": (0.38, -0.05, TABLE_Z + 0.08, 1.0, 0.0, 0.0, 0.0)}})
+    ctx = fake_context(FakeWorld.blocks())
+    ctx.reach = {"left": _Envelope(lambda x, y: x < 0.1),  # type: ignore[dict-item]
+                 "right": _Envelope(lambda x, y: x > -0.1)}
+    scene = SceneMemory(objects=[bottle, box], initial=[bottle, box])
+    plan = goal_plan(_into(), bottle, {"bottle": bottle, "bin": box}, scene, ctx, 0, None)
+    assert plan is not None and plan.strategy.startswith("relay into bin left->right"), plan.strategy
+    assert plan.calls[1].target_pose is not None and plan.calls[1].target_pose[:2] == [0.04, -0.14]
