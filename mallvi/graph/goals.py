@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from mallvi.contracts.world_model import ObjectInfo, WorldModel
+from mallvi.graph.posture import LYING_UP_Z
 from mallvi.graph.schemas import ObjectRef, Predicate, SceneObject
 
 ORDER_MARGIN_M = 0.02
@@ -69,6 +70,9 @@ class Box:
     #: where the object's own base is across the table (its frame's origin), when its model says: "in" a pan holds
     #: it there too (a loaf leaning in the pan has its extent's middle nearer the pan's than its base)
     base_xy_m: tuple[float, float] | None = None
+    #: its frame's z axis more than 60 degrees off vertical (``posture.LYING_UP_Z``), when its model says: a container
+    #: knocked onto its side holds nothing "in" it
+    lying: bool = False
 
     @property
     def bottom_z(self) -> float:
@@ -96,17 +100,24 @@ class Box:
                    None if handle is None else (handle[0], handle[1], handle[2]),
                    None if hook is None else (hook[0], hook[1], hook[2]),
                    None if obj.box_m is None or yaw is None else (obj.box_m[0], obj.box_m[1]), yaw,
-                   None if origin is None else (float(origin[0]), float(origin[1])))
+                   None if origin is None else (float(origin[0]), float(origin[1])),
+                   origin is not None and up_cos(origin[3:]) < LYING_UP_Z)
 
 
 UPRIGHT_MIN_COS = 0.9  # a frame whose z axis is this near vertical stands upright
+
+
+def up_cos(quat_wxyz: Sequence[float]) -> float:
+    """The cosine between the vertical and the z axis of a frame given by its quaternion (w, x, y, z)."""
+    _, x, y, _ = (float(v) for v in quat_wxyz)
+    return 1.0 - 2.0 * (x * x + y * y)
 
 
 def upright_yaw(quat_wxyz: Sequence[float]) -> float | None:
     """The turn (rad) about the vertical of a frame given by its quaternion (w, x, y, z): the heading of its x
     axis; None where its z axis is not near vertical (lying)."""
     w, x, y, z = (float(v) for v in quat_wxyz)
-    if 1.0 - 2.0 * (x * x + y * y) < UPRIGHT_MIN_COS:
+    if up_cos(quat_wxyz) < UPRIGHT_MIN_COS:
         return None
     return math.atan2(2.0 * (x * y + w * z), 1.0 - 2.0 * (y * y + z * z))
 
@@ -171,6 +182,8 @@ def relation_holds(relation: str, a: Box, b: Box | None, table_top_z: float,
             ok_z = b.bottom_z - ON_Z_TOL_M < a.bottom_z < b.top_z + ON_Z_TOL_M
         return ok_xy and ok_z, f"{a.name} off-centre {d * 100:.1f} cm, gap above {b.name} {gap * 100:.1f} cm"
     if relation == "in":
+        if b.lying:
+            return False, f"{b.name} lies on its side: nothing is in it"
         if b.inner_xy_m is not None:  # from the container's floor centre (a pan's, not its handle's)
             dx, dy = a.centre_m[0] - b.inner_xy_m[0], a.centre_m[1] - b.inner_xy_m[1]
             d = math.hypot(dx, dy)

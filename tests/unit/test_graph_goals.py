@@ -78,6 +78,26 @@ def test_in_a_bin_reads_its_footprint_in_the_frame_perception_measured_it() -> N
     assert check("in", "b", "bin", boxes={"b": front, "bin": model})
 
 
+def test_nothing_is_in_a_box_knocked_onto_its_side() -> None:
+    """Pushes under medium faults knocked the plastic box onto its side (its frame's z axis horizontal, 19 cm tall);
+    a can lying on the table beside its open top was within its extent, and the graph reported both cans in where
+    the task's check found one 10.5 cm from the box's centre (place_cans_plasticbox 4800012). The seen extents and
+    frame of that episode's last look."""
+    from mallvi.graph.schemas import SceneObject
+
+    can = Box("can", (-0.175, -0.013, TABLE + 0.035), (0.095, 0.069, 0.039))
+    on_side = (-0.2, -0.02, TABLE + 0.09, 0.622, -0.622, 0.337, -0.337)  # w x y z: its z axis horizontal
+    kw = {"id": "plasticbox", "label": "plasticbox", "position_m": (-0.2, -0.081, TABLE + 0.095),
+          "size_m": (0.128, 0.15, 0.19), "points": {"origin": on_side}}
+    lying = Box.of_scene(SceneObject(**kw))  # type: ignore[arg-type]
+    assert not check("in", "can", "plasticbox", boxes={"can": can, "plasticbox": lying})
+    why = evaluate([Predicate(relation="in", args=["can", "plasticbox"])], {"can": can, "plasticbox": lying}, TABLE)
+    assert "lies on its side" in why[0].detail, why[0]
+    # the same extent standing upright (its frame's z axis vertical) holds the can
+    up = Box.of_scene(SceneObject(**{**kw, "points": {"origin": (-0.2, -0.081, TABLE, 1.0, 0.0, 0.0, 0.0)}}))  # type: ignore[arg-type]
+    assert check("in", "can", "plasticbox", boxes={"can": can, "plasticbox": up})
+
+
 def test_in_a_turned_box_holds_what_stands_within_its_walls() -> None:
     """The plastic box pushed and turned (by about 35 degrees) reads 0.217 x 0.229 m axis-aligned (0.155 x 0.19 m in
     its own frame): a can standing on the table against its outside has its centre within that extent, but not
