@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from mallvi.contracts.world_model import ObjectInfo, WorldModel
-from mallvi.graph.posture import LYING_UP_Z
+from mallvi.graph.posture import LYING_UP_Z, up_cos
 from mallvi.graph.schemas import ObjectRef, Predicate, SceneObject
 
 ORDER_MARGIN_M = 0.02
@@ -107,18 +107,12 @@ class Box:
 UPRIGHT_MIN_COS = 0.9  # a frame whose z axis is this near vertical stands upright
 
 
-def up_cos(quat_wxyz: Sequence[float]) -> float:
-    """The cosine between the vertical and the z axis of a frame given by its quaternion (w, x, y, z)."""
-    _, x, y, _ = (float(v) for v in quat_wxyz)
-    return 1.0 - 2.0 * (x * x + y * y)
-
-
 def upright_yaw(quat_wxyz: Sequence[float]) -> float | None:
     """The turn (rad) about the vertical of a frame given by its quaternion (w, x, y, z): the heading of its x
     axis; None where its z axis is not near vertical (lying)."""
-    w, x, y, z = (float(v) for v in quat_wxyz)
     if up_cos(quat_wxyz) < UPRIGHT_MIN_COS:
         return None
+    w, x, y, z = (float(v) for v in quat_wxyz)
     return math.atan2(2.0 * (x * y + w * z), 1.0 - 2.0 * (y * y + z * z))
 
 

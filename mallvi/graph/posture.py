@@ -8,13 +8,19 @@ tall; it lies on its side when perception gives its frame ("origin") tipped more
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from mallvi.graph.schemas import SceneObject
 
 TALL_RATIO = 1.5
 TOPPLED_HEIGHT_FRACTION = 0.6
 LYING_UP_Z = 0.5  # an object whose own up axis has less than this upward part (tipped over 60°) lies on its side
+
+
+def up_cos(quat_wxyz: Sequence[float]) -> float:
+    """The cosine between the vertical and the z axis of a frame given by its quaternion (w, x, y, z)."""
+    _, x, y, _ = (float(v) for v in quat_wxyz)
+    return 1.0 - 2.0 * (x * x + y * y)
 
 
 def is_tall(obj: SceneObject) -> bool:
@@ -49,5 +55,4 @@ def tipped_with_handle(obj: SceneObject) -> bool:
     origin = obj.point("origin") or obj.point("fp0")
     if origin is None or obj.point("handle") is None:
         return False
-    _, _, _, _, qx, qy, _ = origin
-    return 1.0 - 2.0 * (qx * qx + qy * qy) < LYING_UP_Z  # the z part of the frame's z axis
+    return up_cos(origin[3:]) < LYING_UP_Z
